@@ -1,0 +1,169 @@
+/* plan.c: launch planning and static facts of the methods.
+ *
+ * Plain C with no CUDA call, compiled by the C compiler into the extension,
+ * so that cudareduce.plan() and its tests run on machines without a GPU.
+ */
+#include "cudareduce.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Resident threads per SM that multi_element's grid aims to fill (A100 and
+ * H100 hold 2048; a smaller GPU just runs the grid in two waves). */
+#define CR_THREADS_PER_SM 2048
+
+typedef struct {
+    const char *name;
+    const char *description;
+    int elements_per_thread;    /* loaded by each thread, before the tree */
+    int grid_stride;            /* grid sized from the SM count */
+} cr_method_info;
+
+/* Ladder order: the index is the cr_method value. */
+static const cr_method_info method_table[CR_METHOD_COUNT] = {
+    {"interleaved_divergent",
+     "interleaved addressing, tid % (2*s) divergent branch", 1, 0},
+    {"interleaved_bank_conflict",
+     "interleaved addressing with a strided index: no divergence, "
+     "shared-memory bank conflicts", 1, 0},
+    {"sequential",
+     "sequential addressing: conflict-free shared-memory access", 1, 0},
+    {"first_add",
+     "first add during the global load: half the blocks", 2, 0},
+    {"unroll_warp",
+     "last warp unrolled, __syncwarp() between its steps", 2, 0},
+    {"unroll_complete",
+     "completely unrolled, block size a template parameter", 2, 0},
+    {"multi_element",
+     "many elements per thread in a grid-stride loop (Brent's theorem), "
+     "grid sized from the SM count", 2, 1},
+};
+
+static const size_t type_sizes[CR_TYPE_COUNT] = {4, 8, 4, 8};
+
+/* NumPy's accumulator for a sum: the platform integer for ints. */
+static const cr_type sum_accumulators[CR_TYPE_COUNT] = {
+    CR_TYPE_INT64, CR_TYPE_INT64, CR_TYPE_FLOAT32, CR_TYPE_FLOAT64,
+};
+
+static int
+method_is_valid(cr_method method)
+{
+    return (int)method >= 0 && method < CR_METHOD_COUNT;
+}
+
+const char *
+cr_method_name(cr_method method)
+{
+    return method_is_valid(method) ? method_table[method].name : NULL;
+}
+
+const char *
+cr_method_description(cr_method method)
+{
+    return method_is_valid(method) ? method_table[method].description : NULL;
+}
+
+int
+cr_method_needs_sm_count(cr_method method)
+{
+    return method_is_valid(method) && method_table[method].grid_stride;
+}
+
+int
+cr_method_elements_per_thread(cr_method method)
+{
+    return method_is_valid(method) ? method_table[method].elements_per_thread
+                                   : 0;
+}
+
+size_t
+cr_type_size(cr_type type)
+{
+    if ((int)type < 0 || type >= CR_TYPE_COUNT) {
+        return 0;
+    }
+    return type_sizes[type];
+}
+
+cr_type
+cr_accumulator_type(cr_type type, cr_op op)
+{
+    (void)op;   /* only sum exists; min/max will keep the input type */
+    return sum_accumulators[type];
+}
+
+static cr_status
+plan_error(cr_error *error, const char *message)
+{
+    error->cuda_code = 0;
+    snprintf(error->message, sizeof(error->message), "%s", message);
+    return CR_ERR_INVALID;
+}
+
+static int64_t
+ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+cr_status
+cr_plan_launch(int64_t n, cr_method method, int threads, size_t acc_size,
+               int sm_count, cr_plan *plan, cr_error *error)
+{
+    if (!method_is_valid(method)) {
+        return plan_error(error, "invalid method");
+    }
+    if (threads < CR_MIN_THREADS || threads > CR_MAX_THREADS
+        || (threads & (threads - 1)) != 0) {
+        return plan_error(error, "threads must be a power of two "
+                                 "from 64 to 1024");
+    }
+    if (n < 0 || n > CR_MAX_ELEMENTS) {
+        return plan_error(error, "n must be from 0 to 2^62");
+    }
+    const cr_method_info *info = &method_table[method];
+    /* An empty input launches nothing, so it needs no device facts. */
+    if (info->grid_stride && n > 0 && sm_count <= 0) {
+        return plan_error(error, "sm_count must be > 0");
+    }
+
+    memset(plan, 0, sizeof(*plan));
+    int64_t n_in = n;
+    while (n_in > 0) {
+        /* Each pass divides n_in by at least 64, so this cannot happen
+         * for n < 2^63; the check keeps the array access provably safe. */
+        if (plan->count == CR_MAX_PASSES) {
+            return plan_error(error, "too many passes");
+        }
+        const int64_t per_block = (int64_t)threads * info->elements_per_thread;
+        int64_t blocks = ceil_div(n_in, per_block);
+        if (info->grid_stride) {
+            /* Brent: enough blocks to fill the GPU once, then every thread
+             * loops; the few partials left take a single block. */
+            int64_t cap = plan->count == 0
+                ? (int64_t)sm_count * (CR_THREADS_PER_SM / threads) : 1;
+            if (blocks > cap) {
+                blocks = cap;
+            }
+        }
+        cr_pass *pass = &plan->pass[plan->count++];
+        pass->n_in = n_in;
+        pass->blocks = blocks;
+        pass->threads = threads;
+        /* Thread 0 of block 0 loads the most: element j * threads of each
+         * sweep of the grid, for the j of this method, while inside n. */
+        pass->items_per_thread = 0;
+        for (int j = 0; j < info->elements_per_thread; j++) {
+            int64_t first = (int64_t)j * threads;
+            if (first < n_in) {
+                pass->items_per_thread +=
+                    ceil_div(n_in - first, blocks * per_block);
+            }
+        }
+        pass->shared_bytes = (size_t)threads * acc_size;
+        n_in = blocks == 1 ? 0 : blocks;
+    }
+    return CR_OK;
+}

@@ -1,0 +1,245 @@
+"""Build of cudareduce: one extension, ``cudareduce._cudareduce``.
+
+The C sources (``csrc/*.c`` and ``cuda/*.c``) go through the ordinary C
+compiler; the CUDA sources (``cuda/*.cu``) go through nvcc, in parallel, into
+object files under ``build_temp`` that are linked into the extension as extra
+objects.  The CUDA runtime is linked statically (``libcudart_static.a``), so
+the extension imports on a machine without a GPU or a driver: cudart opens
+``libcuda.so`` itself, on the first CUDA call.
+
+Environment:
+
+``CUDA_HOME``
+    The CUDA toolkit (``$CUDA_HOME/bin/nvcc``).  Without it, the toolkit of
+    the ``nvcc`` on ``PATH``, else ``/usr/local/cuda``.
+``CUDAREDUCE_CUDA_ARCHS``
+    Compute capabilities to compile for, separated by ``;``, ``,`` or spaces,
+    e.g. ``"90"`` or ``"80;90"`` (default ``"80;90"``).  Each gets SASS; the
+    highest also gets PTX, which the driver compiles for newer GPUs.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+try:  # setuptools >= 59 vendors distutils; its errors live here.
+    from setuptools.errors import CompileError, PlatformError
+except ImportError:  # pragma: no cover - very old setuptools
+    from distutils.errors import CompileError
+    from distutils.errors import DistutilsPlatformError as PlatformError
+
+ROOT = Path(__file__).resolve().parent
+CUDA_DIR = "cuda"
+DEFAULT_ARCHS = "80;90"
+
+
+def read_version() -> str:
+    """``__version__`` of cudareduce/__init__.py, the one place it is set.
+
+    Read with a regex, not by import: the package imports its extension,
+    which does not exist before the build."""
+    text = (ROOT / "cudareduce" / "__init__.py").read_text(encoding="utf-8")
+    match = re.search(r'^__version__\s*=\s*["\']([^"\']+)["\']', text, re.M)
+    if not match:
+        raise RuntimeError("cudareduce/__init__.py sets no __version__ = \"...\"")
+    return match.group(1)
+
+
+def rel_sources(pattern: str) -> list[str]:
+    """Sorted paths relative to the project root (setuptools wants those)."""
+    return sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob(pattern))
+
+
+# ---------------------------------------------------------------------------
+# Locating the CUDA toolkit
+
+
+def find_cuda_home() -> Path:
+    """The toolkit: $CUDA_HOME, else the one of `nvcc` on PATH, else
+    /usr/local/cuda; each must hold bin/nvcc."""
+    env = os.environ.get("CUDA_HOME")
+    if env:
+        home = Path(env)
+        if not (home / "bin" / "nvcc").is_file():
+            raise PlatformError(
+                f"CUDA_HOME={env!r} has no bin/nvcc.  Set CUDA_HOME to the "
+                f"CUDA toolkit directory (the one holding bin/nvcc and "
+                f"include/cuda_runtime.h), e.g. CUDA_HOME=/usr/local/cuda, "
+                f"or unset it to use the nvcc on PATH.")
+        return home
+    tried = []
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        home = Path(nvcc).resolve().parent.parent
+        if (home / "bin" / "nvcc").is_file():
+            return home
+        tried.append(f"{home} (from nvcc on PATH: {nvcc})")
+    else:
+        tried.append("nvcc on PATH (none)")
+    home = Path("/usr/local/cuda")
+    if (home / "bin" / "nvcc").is_file():
+        return home
+    tried.append(str(home))
+    raise PlatformError(
+        "cudareduce needs the CUDA toolkit (nvcc) to build, and found none; "
+        "tried: " + "; ".join(tried) + ".  Install the CUDA toolkit and set "
+        "CUDA_HOME to its directory (the one holding bin/nvcc), e.g. "
+        "`CUDA_HOME=/usr/local/cuda-13.0 pip install .`.")
+
+
+def find_cudart_static(home: Path) -> Path:
+    """The directory holding libcudart_static.a: lib64, else
+    targets/<arch>-linux/lib, else lib."""
+    candidates = [home / "lib64"]
+    candidates += sorted((home / "targets").glob("*/lib"))
+    candidates.append(home / "lib")
+    for directory in candidates:
+        if (directory / "libcudart_static.a").is_file():
+            return directory
+    raise PlatformError(
+        f"The CUDA toolkit at {home} has no libcudart_static.a (looked in "
+        + ", ".join(str(c) for c in candidates)
+        + ").  Point CUDA_HOME at a complete toolkit.")
+
+
+def parse_archs(value: str | None) -> list[int]:
+    """Compute capabilities from CUDAREDUCE_CUDA_ARCHS, sorted, unique."""
+    raw = DEFAULT_ARCHS if value is None or not value.strip() else value
+    parts = [p for p in re.split(r"[;,\s]+", raw.strip()) if p]
+    bad = [p for p in parts if not p.isdigit()]
+    if bad or not parts:
+        raise PlatformError(
+            f"CUDAREDUCE_CUDA_ARCHS={value!r} is not a list of compute "
+            f"capabilities: each entry must be digits only, like 80 or 90 "
+            f"(for sm_80, sm_90), separated by ';', ',' or spaces, e.g. "
+            f"CUDAREDUCE_CUDA_ARCHS=\"80;90\".  Offending: {bad or [raw]}")
+    return sorted({int(p) for p in parts})
+
+
+def gencode_flags(archs: list[int]) -> list[str]:
+    flags = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
+    top = archs[-1]
+    flags.append(f"-gencode=arch=compute_{top},code=compute_{top}")
+    return flags
+
+
+# ---------------------------------------------------------------------------
+# The build
+
+
+class CudaBuildExt(build_ext):
+    """build_ext that first compiles cuda/*.cu with nvcc."""
+
+    def build_extensions(self) -> None:
+        import numpy
+
+        self.cuda_home = find_cuda_home()
+        self.nvcc = self.cuda_home / "bin" / "nvcc"
+        self.archs = parse_archs(os.environ.get("CUDAREDUCE_CUDA_ARCHS"))
+        cudart_dir = find_cudart_static(self.cuda_home)
+        print(f"cudareduce: CUDA toolkit {self.cuda_home}, archs "
+              f"{';'.join(map(str, self.archs))}, cudart static from "
+              f"{cudart_dir}", flush=True)
+        for ext in self.extensions:
+            ext.include_dirs = [numpy.get_include(), str(ROOT / CUDA_DIR),
+                                str(self.cuda_home / "include")] \
+                + list(ext.include_dirs)
+            ext.library_dirs = [str(cudart_dir)] + list(ext.library_dirs)
+        super().build_extensions()
+
+    def build_extension(self, ext: Extension) -> None:
+        ext.extra_objects = list(ext.extra_objects) + self.compile_cuda()
+        super().build_extension(ext)
+
+    def nvcc_command(self) -> list[str]:
+        return [str(self.nvcc), "-O3", "-std=c++17",
+                "-Xcompiler", "-fPIC", "-Xcompiler", "-Wall",
+                "--expt-relaxed-constexpr", "-lineinfo",
+                "-I", str(ROOT / CUDA_DIR),
+                *gencode_flags(self.archs)]
+
+    def compile_cuda(self) -> list[str]:
+        """Compiles each cuda/*.cu to an object in build_temp, in parallel;
+        skips one whose object is newer than it and than every cuda/*.h and
+        cuda/*.cuh.  Returns the object paths."""
+        sources = sorted((ROOT / CUDA_DIR).glob("*.cu"))
+        if not sources:
+            return []
+        base = self.nvcc_command()
+        # The flags (and nvcc) are part of the object's directory name, so a
+        # change of CUDAREDUCE_CUDA_ARCHS or toolkit compiles afresh.
+        key = hashlib.sha256("\0".join(base).encode()).hexdigest()[:12]
+        out_dir = Path(self.build_temp).resolve() / f"nvcc-{key}"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        headers = [p for pat in ("*.h", "*.cuh")
+                   for p in (ROOT / CUDA_DIR).glob(pat)]
+        newest_header = max((p.stat().st_mtime for p in headers), default=0.0)
+
+        jobs = []
+        objects = []
+        for src in sources:
+            obj = out_dir / (src.stem + ".o")
+            objects.append(str(obj))
+            if (not self.force and obj.exists()
+                    and obj.stat().st_mtime > max(src.stat().st_mtime,
+                                                  newest_header)):
+                continue
+            jobs.append((src, obj, base + ["-c", str(src), "-o", str(obj)]))
+        if not jobs:
+            print("cudareduce: CUDA objects up to date", flush=True)
+            return objects
+
+        def run(job):
+            src, obj, cmd = job
+            print("nvcc: " + shlex.join(cmd), flush=True)
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+            if proc.returncode != 0:
+                obj.unlink(missing_ok=True)
+            return src, proc.returncode, proc.stdout
+
+        workers = max(1, min(len(jobs), os.cpu_count() or 1))
+        failed = []
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            for src, rc, output in pool.map(run, jobs):
+                if output.strip():
+                    sys.stdout.write(output if output.endswith("\n")
+                                     else output + "\n")
+                    sys.stdout.flush()
+                if rc != 0:
+                    failed.append(f"{src.relative_to(ROOT)} (exit {rc})")
+        if failed:
+            raise CompileError("nvcc failed on " + ", ".join(failed))
+        return objects
+
+
+ext = Extension(
+    "cudareduce._cudareduce",
+    sources=rel_sources("csrc/*.c") + rel_sources("cuda/*.c"),
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+    extra_compile_args=["-std=c11", "-Wall", "-Wextra",
+                        "-Wno-unused-parameter"],
+    # cudart static, then what it needs; the C++ runtime for the nvcc objects.
+    libraries=["cudart_static", "rt", "pthread", "dl", "stdc++"],
+    # Keep the static cudart's symbols private to this .so: a process that
+    # also holds another CUDA runtime (torch, cupy) must not have our calls
+    # bound to its copy, nor its calls to ours.
+    extra_link_args=["-Wl,--exclude-libs,ALL"],
+    language="c",
+)
+
+setup(
+    version=read_version(),
+    ext_modules=[ext],
+    cmdclass={"build_ext": CudaBuildExt},
+)

@@ -1,0 +1,121 @@
+"""Test set-up shared by every module: the device probe and the random seeds.
+
+Device
+    Whether a CUDA device is usable is decided once per session, by the
+    library itself: a one-element ``cudareduce.sum``.  A ``CudaError`` means
+    no device; its message becomes the skip reason of every test marked
+    ``gpu`` ("no CUDA device: <message>").  Tests marked ``no_gpu`` check the
+    in-process behaviour without a device; where a device is present they
+    are deselected rather than skipped, because ``.ci/gpu-check`` fails on
+    any skipped test (their subject is covered there by a subprocess that
+    hides the device).
+
+Random data
+    Fresh every session, reproducible from a failure report: the session
+    seed is printed in the report header and named in failure messages, and
+    ``CUDAREDUCE_TEST_SEED=<seed>`` replays a session.  The ``rng`` fixture
+    derives each test's generator from the session seed and the test's name,
+    so one test replays alone as well.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import zlib
+
+import numpy as np
+import pytest
+
+import cudareduce
+
+SEED_VARIABLE = "CUDAREDUCE_TEST_SEED"
+
+_session_seed_key = pytest.StashKey[int]()
+_device_error_key = pytest.StashKey["str | None"]()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "no_gpu: checks the behaviour without a CUDA device (deselected "
+        "where one is present)")
+    value = os.environ.get(SEED_VARIABLE)
+    config.stash[_session_seed_key] = (int(value, 0) if value
+                                       else secrets.randbits(64))
+
+
+def _device_error(config) -> str | None:
+    """The probe's CudaError message, or None when a device is usable."""
+    if _device_error_key not in config.stash:
+        try:
+            cudareduce.sum(np.ones(1, np.float32))
+            error = None
+        except cudareduce.CudaError as exc:
+            error = str(exc)
+        config.stash[_device_error_key] = error
+    return config.stash[_device_error_key]
+
+
+def _device_name() -> str:
+    # Informational only: the report header names the GPU the suite ran on.
+    try:
+        return cudareduce._cudareduce.device_info()["name"]
+    except Exception as exc:  # noqa: BLE001 - a header must not fail
+        return f"(name unknown: {exc})"
+
+
+def pytest_report_header(config):
+    seed = config.stash[_session_seed_key]
+    error = _device_error(config)
+    device = (f"none, gpu tests skipped: {error}" if error
+              else _device_name())
+    return [
+        f"cudareduce {cudareduce.__version__} from "
+        f"{os.path.dirname(cudareduce.__file__)}",
+        f"CUDA device: {device}",
+        f"random seed: {seed} (replay: {SEED_VARIABLE}={seed})",
+    ]
+
+
+def pytest_collection_modifyitems(config, items):
+    error = _device_error(config)
+    if error is not None:
+        skip = pytest.mark.skip(reason=f"no CUDA device: {error}")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+        return
+    deselected = [item for item in items if "no_gpu" in item.keywords]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if "no_gpu" not in item.keywords]
+
+
+@pytest.fixture(scope="session")
+def session_seed(pytestconfig) -> int:
+    """The session's random seed (see the module docstring)."""
+    return pytestconfig.stash[_session_seed_key]
+
+
+@pytest.fixture(scope="session")
+def seed_note(session_seed) -> str:
+    """The words a failure message needs to replay the random data."""
+    return f"[random data: {SEED_VARIABLE}={session_seed}]"
+
+
+@pytest.fixture(scope="session")
+def device_error(pytestconfig) -> str | None:
+    """The device probe's CudaError message; None when a device is usable."""
+    return _device_error(pytestconfig)
+
+
+@pytest.fixture
+def rng(request, session_seed) -> np.random.Generator:
+    """A generator seeded from the session seed and this test's name; the
+    seed is printed (shown with a failure) and recorded as a property."""
+    name = f"{request.node.path.name}::{request.node.name}"
+    entropy = [session_seed, zlib.crc32(name.encode())]
+    request.node.user_properties.append(("rng_entropy", str(entropy)))
+    print(f"rng: default_rng({entropy}) "
+          f"({SEED_VARIABLE}={session_seed} replays it)")
+    return np.random.default_rng(entropy)
