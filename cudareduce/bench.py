@@ -1,0 +1,963 @@
+"""``python -m cudareduce.bench``: what each step of the ladder buys here.
+
+Times every method of :func:`cudareduce.methods` (and, when importable, the
+peers ``torch.sum`` and ``cupy.sum``) on device-resident data, beside the
+device-to-device copy bandwidth measured in the same run, and prints one table
+per (dtype, n, threads)::
+
+    python -m cudareduce.bench          # float32, n = 2^22, 256 threads
+    python -m cudareduce.bench --sizes 2^10..2^28 --json r.json --plot r.png
+
+How a figure is measured
+------------------------
+- Fresh random data for every size of every run: uniform [0, 1) for floats,
+  uniform integers in [-1000, 1000] for ints (``--seed`` to repeat a run).
+- Each method's result is checked against NumPy *before* it is timed (a short
+  pilot run), and again after.  Integers must match the exact int64 sum;
+  floats must lie within ``2 * eps(dtype) * max(1, ceil(log2 n)) * sum(|x|)``
+  of the sum computed in long double (twice the worst-case error bound of a
+  pairwise tree of depth log2 n).  A method that fails is reported as WRONG
+  and not timed (``correct: false``, ``median_us``/``gbps`` null).
+- Timing uses CUDA events around each run's kernels only (never host copies),
+  after ``WARMUP`` untimed runs; reps are chosen from the pilot so that the
+  timed runs take about ``TARGET_SECONDS`` of GPU time, clamped to
+  [``MIN_REPS``, ``MAX_REPS``]; the figure is the median.
+- When the input is smaller than 4x the L2 cache, the runs rotate among
+  ``ceil(4 * L2 / nbytes)`` copies of it (at most ``MAX_BUFFERS``, and at most
+  a quarter of device memory in total), so that the figure measures memory,
+  not cache.  Below ``4 * L2 / MAX_BUFFERS`` bytes the copies cannot cover
+  4x L2: such tiny inputs are bound by launch latency anyway.
+- The peers get the same data, the same rotation, warm-up and reps rule, with
+  their own CUDA events (``torch.cuda.Event``, ``cupy.cuda.Event``).
+
+Units
+-----
+- A reduction's ``gbps`` is bytes *read* (``n * itemsize`` of the input) per
+  second, in 1e9 bytes/s.
+- ``copy_gbps`` is a device-to-device ``cudaMemcpy`` of ``COPY_BYTES`` (at
+  least 4x L2), counting bytes read *plus* bytes written: ``2 * nbytes / t``.
+  That is what the memory system sustains, so "% of copy" says how close a
+  reduction (which only reads) comes to the device's practical bandwidth.
+- Step speedup: the previous method's median over this one's (ladder order,
+  among the methods timed and correct); cumulative: the first timed, correct
+  method's median over this one's.  Peers get a cumulative speedup (over the
+  same first method) and no step speedup.
+
+The JSON document (``--json``)
+------------------------------
+::
+
+    {"device": {"name": str, "sm_count": int, "l2_bytes": int,
+                "copy_gbps": float},
+     "cudareduce_version": str,
+     "results": [{"method": str, "dtype": str, "n": int, "threads": int,
+                  "median_us": float | null, "gbps": float | null,
+                  "reps": int, "correct": bool}, ...]}
+
+Peers appear as methods ``"torch.sum"`` and ``"cupy.sum"``; their
+``threads`` is the run's setting (they choose their own launches).  A WRONG
+row has ``reps`` 0.  :func:`validate_document` checks this shape.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import cudareduce
+from cudareduce import _cudareduce
+
+__all__ = [
+    "COPY_BYTES", "DEFAULT_N", "DTYPES", "MAX_BUFFERS", "MAX_REPS", "MIN_REPS",
+    "PEERS", "TARGET_SECONDS", "WARMUP",
+    "choose_reps", "format_group", "format_table", "group_results",
+    "is_correct", "is_peer", "ladder_timer", "load_peer", "main",
+    "make_document", "make_result", "measure_copy", "measure_method",
+    "order_results", "parse_size", "parse_sizes", "random_array",
+    "reference_sum", "rotation_buffers", "run", "speedups", "tolerance",
+    "validate_document", "write_json",
+]
+
+DEFAULT_N = 1 << 22
+DEFAULT_DTYPE = "float32"
+DEFAULT_THREADS = 256
+DTYPES = ("float32", "float64", "int32", "int64")
+PEERS = ("torch.sum", "cupy.sum")
+
+WARMUP = 3
+PILOT_WARMUP = 1
+PILOT_REPS = 3
+MIN_REPS = 20
+MAX_REPS = 1000
+TARGET_SECONDS = 0.2
+MAX_BUFFERS = 1024
+COPY_BYTES = 256 << 20
+COPY_REPS = 20
+
+#: Keys of the JSON document, exactly (see the module docstring).
+DOCUMENT_KEYS = ("device", "cudareduce_version", "results")
+DEVICE_KEYS = ("name", "sm_count", "l2_bytes", "copy_gbps")
+RESULT_KEYS = ("method", "dtype", "n", "threads", "median_us", "gbps", "reps",
+               "correct")
+
+TimeFn = Callable[[np.ndarray, int, int, int], "tuple[Any, list[float]]"]
+"""(array, buffers, warmup, reps) -> (result of the last run, times in ms)."""
+
+
+# ---------------------------------------------------------------------------
+# Sizes
+
+
+_POWER = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """One element count: ``"4194304"``, ``"4_194_304"``, ``"2^22"`` or
+    ``"2**22"``.
+
+    Raises
+    ------
+    ValueError
+        Not one of those forms, or not >= 1.
+    """
+    s = str(text).strip()
+    match = _POWER.match(s)
+    if match:
+        value = int(match.group(1)) ** int(match.group(2))
+    elif re.fullmatch(r"\d[\d_]*", s) and not s.endswith("_"):
+        value = int(s)
+    else:
+        raise ValueError(f"not an element count: {text!r} (use e.g. 4194304, "
+                         f"2^22 or 2**22)")
+    if value < 1:
+        raise ValueError(f"element count must be >= 1, got {text!r}")
+    return value
+
+
+def parse_sizes(text: str) -> list[int]:
+    """The sizes of a sweep, sorted, without duplicates.
+
+    A comma-separated list of items; an item is one size (see
+    :func:`parse_size`) or a range ``A..B``: every power of two from A to B
+    inclusive, e.g. ``"2^10..2^28"`` (19 sizes) or ``"1000,4096,2^20"``.
+
+    Raises
+    ------
+    ValueError
+        An item that does not parse, a range with A > B or without a power of
+        two in it, or an empty list.
+    """
+    sizes: set[int] = set()
+    for item in str(text).split(","):
+        item = item.strip()
+        if not item:
+            raise ValueError(f"empty item in size list {text!r}")
+        if ".." in item:
+            lo_text, _, hi_text = item.partition("..")
+            lo, hi = parse_size(lo_text), parse_size(hi_text)
+            if lo > hi:
+                raise ValueError(f"range {item!r} runs backwards")
+            p = 1 << (lo - 1).bit_length()       # smallest power of 2 >= lo
+            found = False
+            while p <= hi:
+                sizes.add(p)
+                found = True
+                p <<= 1
+            if not found:
+                raise ValueError(f"range {item!r} holds no power of two")
+        else:
+            sizes.add(parse_size(item))
+    return sorted(sizes)
+
+
+def _format_n(n: int) -> str:
+    """``4,194,304 (2^22)`` for powers of two, else ``1,000``."""
+    if n > 0 and n & (n - 1) == 0:
+        return f"{n:,} (2^{n.bit_length() - 1})"
+    return f"{n:,}"
+
+
+# ---------------------------------------------------------------------------
+# Measurement policy (pure arithmetic)
+
+
+def rotation_buffers(nbytes: int, l2_bytes: int,
+                     total_bytes: int | None = None,
+                     max_buffers: int = MAX_BUFFERS) -> int:
+    """How many copies of an input of `nbytes` the timed runs rotate among.
+
+    ``ceil(4 * l2_bytes / nbytes)`` when the input is smaller than 4x L2,
+    else 1; at most `max_buffers`, and the copies together at most a quarter
+    of `total_bytes` (when given).  Always >= 1.
+    """
+    if nbytes <= 0:
+        raise ValueError("nbytes must be > 0")
+    if nbytes >= 4 * l2_bytes:
+        return 1
+    buffers = min(-(-4 * l2_bytes // nbytes), max_buffers)
+    if total_bytes:
+        buffers = min(buffers, (total_bytes // 4) // nbytes)
+    return max(1, buffers)
+
+
+def choose_reps(estimate_ms: float, target_seconds: float = TARGET_SECONDS,
+                min_reps: int = MIN_REPS, max_reps: int = MAX_REPS) -> int:
+    """Timed reps for a run whose pilot took `estimate_ms` per rep: enough
+    for `target_seconds` of GPU time, clamped to [min_reps, max_reps]."""
+    if not estimate_ms > 0 or not math.isfinite(estimate_ms):
+        return max_reps
+    wanted = math.ceil(target_seconds * 1e3 / estimate_ms)
+    return int(min(max_reps, max(min_reps, wanted)))
+
+
+def tolerance(dtype: str, n: int, abs_sum: float) -> float:
+    """Largest accepted ``|result - reference|`` of a sum of `n` elements.
+
+    0 for integer dtypes (exact); for floats
+    ``2 * eps(dtype) * max(1, ceil(log2 n)) * abs_sum`` with ``abs_sum`` the
+    sum of the absolute values.
+    """
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        return 0.0
+    depth = max(1, math.ceil(math.log2(n))) if n > 1 else 1
+    return 2.0 * float(np.finfo(dt).eps) * depth * abs(float(abs_sum))
+
+
+def is_correct(value: Any, reference: Any, tol: float, dtype: str) -> bool:
+    """Whether a computed sum `value` matches `reference`: exactly for
+    integer dtypes, within `tol` (and finite) for floats."""
+    if np.dtype(dtype).kind in "iu":
+        try:
+            return int(value) == int(reference)
+        except (TypeError, ValueError, OverflowError):
+            return False
+    got = float(value)
+    return math.isfinite(got) and abs(got - float(reference)) <= tol
+
+
+# ---------------------------------------------------------------------------
+# Documents
+
+
+def make_result(method: str, dtype: str, n: int, threads: int,
+                median_us: float | None, reps: int, correct: bool) -> dict:
+    """One entry of ``results``: `gbps` follows from `median_us` as bytes read
+    (``n * itemsize``) per second, in GB/s.  A wrong result carries no time."""
+    if not correct or median_us is None:
+        median_us, gbps, reps = None, None, 0
+    else:
+        nbytes = n * np.dtype(dtype).itemsize
+        gbps = nbytes / (median_us * 1e3)
+    return {"method": method, "dtype": str(dtype), "n": int(n),
+            "threads": int(threads),
+            "median_us": None if median_us is None else float(median_us),
+            "gbps": None if gbps is None else float(gbps),
+            "reps": int(reps), "correct": bool(correct)}
+
+
+def make_document(device: Mapping[str, Any], copy_gbps: float,
+                  results: Sequence[Mapping[str, Any]],
+                  version: str | None = None) -> dict:
+    """The JSON document from ``device_info()``'s dict (extra keys ignored),
+    the copy bandwidth, and result entries."""
+    return {
+        "device": {"name": str(device["name"]),
+                   "sm_count": int(device["sm_count"]),
+                   "l2_bytes": int(device["l2_bytes"]),
+                   "copy_gbps": float(copy_gbps)},
+        "cudareduce_version": cudareduce.__version__ if version is None
+        else str(version),
+        "results": [dict(r) for r in results],
+    }
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x: Any) -> bool:
+    return (isinstance(x, (int, float)) and not isinstance(x, bool)
+            and math.isfinite(x))
+
+
+def _exact_keys(obj: Any, keys: Sequence[str], where: str) -> None:
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"{where}: expected an object, got "
+                         f"{type(obj).__name__}")
+    missing = [k for k in keys if k not in obj]
+    extra = [k for k in obj if k not in keys]
+    if missing:
+        raise ValueError(f"{where}: missing keys {missing}")
+    if extra:
+        raise ValueError(f"{where}: unexpected keys {extra}")
+
+
+def validate_document(doc: Any) -> None:
+    """Check that `doc` has exactly the shape of the bench's JSON document.
+
+    Raises
+    ------
+    ValueError
+        Naming the first violation by its path, e.g.
+        ``results[3].median_us: ...``.
+    """
+    _exact_keys(doc, DOCUMENT_KEYS, "document")
+    device = doc["device"]
+    _exact_keys(device, DEVICE_KEYS, "device")
+    if not isinstance(device["name"], str) or not device["name"]:
+        raise ValueError("device.name: expected a non-empty string")
+    if not _is_int(device["sm_count"]) or device["sm_count"] < 1:
+        raise ValueError("device.sm_count: expected an integer >= 1")
+    if not _is_int(device["l2_bytes"]) or device["l2_bytes"] < 0:
+        raise ValueError("device.l2_bytes: expected an integer >= 0")
+    if not _is_number(device["copy_gbps"]) or device["copy_gbps"] <= 0:
+        raise ValueError("device.copy_gbps: expected a number > 0")
+    if not isinstance(doc["cudareduce_version"], str) \
+            or not doc["cudareduce_version"]:
+        raise ValueError("cudareduce_version: expected a non-empty string")
+    results = doc["results"]
+    if not isinstance(results, list):
+        raise ValueError("results: expected a list")
+    seen = set()
+    for i, r in enumerate(results):
+        where = f"results[{i}]"
+        _exact_keys(r, RESULT_KEYS, where)
+        if not isinstance(r["method"], str) or not r["method"]:
+            raise ValueError(f"{where}.method: expected a non-empty string")
+        if r["dtype"] not in DTYPES:
+            raise ValueError(f"{where}.dtype: expected one of {DTYPES}, got "
+                             f"{r['dtype']!r}")
+        if not _is_int(r["n"]) or r["n"] < 1:
+            raise ValueError(f"{where}.n: expected an integer >= 1")
+        if not _is_int(r["threads"]) or r["threads"] < 1:
+            raise ValueError(f"{where}.threads: expected an integer >= 1")
+        if not _is_int(r["reps"]) or r["reps"] < 0:
+            raise ValueError(f"{where}.reps: expected an integer >= 0")
+        if not isinstance(r["correct"], bool):
+            raise ValueError(f"{where}.correct: expected true or false")
+        for key in ("median_us", "gbps"):
+            value = r[key]
+            if r["correct"]:
+                if not _is_number(value) or value <= 0:
+                    raise ValueError(f"{where}.{key}: a correct result needs "
+                                     f"a number > 0, got {value!r}")
+            elif value is not None:
+                raise ValueError(f"{where}.{key}: a wrong result is not "
+                                 f"timed and must be null, got {value!r}")
+        if r["correct"] and r["reps"] < 1:
+            raise ValueError(f"{where}.reps: a correct result needs reps >= 1")
+        key = (r["method"], r["dtype"], r["n"], r["threads"])
+        if key in seen:
+            raise ValueError(f"{where}: duplicate entry for {key}")
+        seen.add(key)
+
+
+def write_json(document: Mapping[str, Any], path: str | os.PathLike) -> None:
+    """Validate `document` and write it to `path` as indented JSON."""
+    validate_document(document)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(document, f, indent=2, allow_nan=False)
+        f.write("\n")
+
+
+# ---------------------------------------------------------------------------
+# Speedups and the table
+
+
+def is_peer(method: str) -> bool:
+    """Whether `method` is a peer library's sum rather than a ladder step."""
+    return method in PEERS
+
+
+def _ladder() -> list[str]:
+    return list(cudareduce.methods())
+
+
+def order_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping]:
+    """Ladder methods in ladder order, then other methods and peers, each in
+    their given order (a stable sort)."""
+    ladder = {m: i for i, m in enumerate(_ladder())}
+
+    def key(r: Mapping) -> tuple[int, int]:
+        m = r["method"]
+        if is_peer(m):
+            return (2, 0)
+        return (0, ladder[m]) if m in ladder else (1, 0)
+
+    return sorted(results, key=key)
+
+
+def group_results(results: Iterable[Mapping[str, Any]]
+                  ) -> dict[tuple[str, int, int], list[Mapping]]:
+    """Results by (dtype, n, threads), groups in order of first appearance,
+    each ordered by :func:`order_results`."""
+    groups: dict[tuple[str, int, int], list[Mapping]] = {}
+    for r in results:
+        groups.setdefault((r["dtype"], r["n"], r["threads"]), []).append(r)
+    return {k: order_results(v) for k, v in groups.items()}
+
+
+def speedups(rows: Sequence[Mapping[str, Any]]
+             ) -> list[tuple[float | None, float | None]]:
+    """(step, cumulative) speedup of each row of one group, in row order.
+
+    Rows are in table order (see :func:`order_results`).  Among the ladder
+    rows that are correct and timed, step = previous one's ``median_us`` /
+    this one's (None for the first), cumulative = first one's / this one's.
+    Peers get step None and a cumulative speedup over the same first ladder
+    row.  Wrong rows get (None, None); so does everything when no ladder row
+    is timed.
+    """
+    first: float | None = None
+    previous: float | None = None
+    out: list[tuple[float | None, float | None]] = []
+    for r in rows:
+        t = r.get("median_us")
+        if not r.get("correct") or t is None:
+            out.append((None, None))
+            continue
+        if is_peer(r["method"]):
+            out.append((None, None if first is None else first / t))
+            continue
+        step = None if previous is None else previous / t
+        if first is None:
+            first = t
+        out.append((step, first / t))
+        previous = t
+    return out
+
+
+def _fmt_time(us: float) -> str:
+    return f"{us:,.1f}" if us < 1000 else f"{us:,.0f}"
+
+
+def _fmt_speedup(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}×"
+
+
+def _render(headers: Sequence[str], rows: Sequence[Sequence[str]]
+            ) -> list[str]:
+    """Aligned columns: the first left-aligned, the others right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [cells[0].ljust(widths[0])]
+        parts += [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        return "  ".join(parts).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths])] + \
+        [line(r) for r in rows]
+
+
+TABLE_HEADERS = ("method", "time (µs)", "GB/s", "% of copy", "step speedup",
+                 "cumulative speedup")
+
+
+def format_group(rows: Sequence[Mapping[str, Any]], copy_gbps: float) -> str:
+    """The table of one (dtype, n, threads) group, rows in table order."""
+    body = []
+    for r, (step, cumulative) in zip(rows, speedups(rows)):
+        if not r["correct"]:
+            body.append([r["method"], "WRONG", "-", "-", "-", "-"])
+            continue
+        gbps = r["gbps"]
+        body.append([
+            r["method"], _fmt_time(r["median_us"]), f"{gbps:,.1f}",
+            f"{100.0 * gbps / copy_gbps:.1f}%",
+            "peer" if is_peer(r["method"]) else _fmt_speedup(step),
+            _fmt_speedup(cumulative)])
+    return "\n".join(_render(TABLE_HEADERS, body))
+
+
+def format_table(document: Mapping[str, Any]) -> str:
+    """The report: a device line, then one table per (dtype, n, threads).
+
+    Columns: method, time (µs), GB/s, % of copy, step speedup, cumulative
+    speedup (see :func:`speedups`).  A wrong method shows ``WRONG`` and no
+    figures; a peer shows ``peer`` as its step speedup.
+    """
+    dev = document["device"]
+    lines = [f"cudareduce {document['cudareduce_version']} on {dev['name']} "
+             f"({dev['sm_count']} SMs, L2 {dev['l2_bytes'] / 2**20:g} MiB); "
+             f"device-to-device copy {dev['copy_gbps']:,.1f} GB/s "
+             f"(read+write)"]
+    groups = group_results(document["results"])
+    for (dtype, n, threads), rows in groups.items():
+        lines += ["", f"{dtype}, n = {_format_n(n)}, {threads} threads per "
+                      f"block",
+                  format_group(rows, dev["copy_gbps"])]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Timers: ours and the peers'
+
+
+def ladder_timer(method: str, threads: int) -> TimeFn:
+    """A :data:`TimeFn` for one ladder method, through
+    ``_cudareduce.time_reduce`` (CUDA events around the kernels only)."""
+    def time_fn(a: np.ndarray, buffers: int, warmup: int, reps: int):
+        return _cudareduce.time_reduce("sum", a, method, threads, buffers,
+                                       warmup, reps)
+    return time_fn
+
+
+class _TorchPeer:
+    name = "torch.sum"
+
+    def __init__(self, ordinal: int) -> None:
+        import torch  # noqa: PLC0415  (optional dependency)
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch has no CUDA device")
+        self.torch = torch
+        self.device = torch.device("cuda", ordinal)
+
+    def __call__(self, a: np.ndarray, buffers: int, warmup: int, reps: int):
+        torch = self.torch
+        try:
+            with torch.cuda.device(self.device):
+                src = torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+                data = torch.empty((buffers, a.size), dtype=src.dtype,
+                                   device=self.device)
+                data.copy_(src.expand(buffers, a.size))
+                del src
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                times = []
+                out = None
+                for r in range(-warmup, reps):
+                    x = data[(r + warmup) % buffers]
+                    start.record()
+                    out = torch.sum(x)
+                    end.record()
+                    end.synchronize()
+                    if r >= 0:
+                        times.append(start.elapsed_time(end))
+                value = out.item()
+                del data, out
+            return value, times
+        finally:
+            torch.cuda.empty_cache()
+
+
+class _CupyPeer:
+    name = "cupy.sum"
+
+    def __init__(self, ordinal: int) -> None:
+        import cupy  # noqa: PLC0415  (optional dependency)
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError("cupy sees no CUDA device")
+        self.cupy = cupy
+        self.ordinal = ordinal
+
+    def __call__(self, a: np.ndarray, buffers: int, warmup: int, reps: int):
+        cupy = self.cupy
+        try:
+            with cupy.cuda.Device(self.ordinal):
+                data = cupy.empty((buffers, a.size), dtype=a.dtype)
+                data[...] = cupy.asarray(a)
+                start, end = cupy.cuda.Event(), cupy.cuda.Event()
+                times = []
+                out = None
+                for r in range(-warmup, reps):
+                    x = data[(r + warmup) % buffers]
+                    start.record()
+                    out = cupy.sum(x)
+                    end.record()
+                    end.synchronize()
+                    if r >= 0:
+                        times.append(cupy.cuda.get_elapsed_time(start, end))
+                value = out.item()
+                del data, out
+            return value, times
+        finally:
+            cupy.get_default_memory_pool().free_all_blocks()
+
+
+_PEER_CLASSES = {"torch.sum": _TorchPeer, "cupy.sum": _CupyPeer}
+
+
+def load_peer(name: str, ordinal: int) -> tuple[TimeFn | None, str]:
+    """A :data:`TimeFn` for the peer `name` on device `ordinal`: (timer, "")
+    or (None, why it is unavailable: not importable, no CUDA there, ...)."""
+    try:
+        return _PEER_CLASSES[name](ordinal), ""
+    except ImportError as e:
+        return None, f"not importable ({e})"
+    except Exception as e:  # noqa: BLE001 - any CUDA init failure of the peer
+        return None, f"{type(e).__name__}: {e}"
+
+
+# ---------------------------------------------------------------------------
+# The measurement
+
+
+def measure_copy(l2_bytes: int, total_bytes: int) -> float:
+    """Device-to-device copy bandwidth, GB/s, counting bytes read + written.
+
+    Copies ``max(COPY_BYTES, 4 * l2_bytes)`` bytes (at most an eighth of
+    device memory, since source and destination are both allocated) after
+    one warm-up, ``COPY_REPS`` times; ``2 * nbytes / median``.
+    """
+    nbytes = max(COPY_BYTES, 4 * l2_bytes)
+    if total_bytes:
+        nbytes = min(nbytes, total_bytes // 8)
+    nbytes = max(nbytes, 1 << 20)
+    times = _cudareduce.time_copy(nbytes, COPY_REPS)
+    return 2 * nbytes / (statistics.median(times) * 1e-3) / 1e9
+
+
+def random_array(rng: np.random.Generator, n: int, dtype: str) -> np.ndarray:
+    """`n` random elements: uniform [0, 1) floats, or ints in [-1000, 1000]."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return rng.random(n, dtype=dt)
+    return rng.integers(-1000, 1000, n, dtype=dt, endpoint=True)
+
+
+def reference_sum(a: np.ndarray) -> tuple[Any, float]:
+    """NumPy's reference: (sum, sum of |x|); the sum is the exact int64 sum
+    for ints, a long-double sum for floats (|x| sum 0.0 for ints)."""
+    if a.dtype.kind in "iu":
+        return int(np.sum(a, dtype=np.int64)), 0.0
+    total = np.sum(a, dtype=np.longdouble)
+    abs_sum = float(np.sum(np.abs(a), dtype=np.float64))
+    return total, abs_sum
+
+
+def measure_method(time_fn: TimeFn, a: np.ndarray, reference: Any, tol: float,
+             buffers: int) -> tuple[float | None, int, bool]:
+    """Check, then time one method on `a`: returns (median µs, reps, correct).
+
+    A pilot (one buffer, ``PILOT_WARMUP`` + ``PILOT_REPS`` runs) checks the
+    result against `reference` and estimates the time per run; if correct,
+    :func:`choose_reps` runs rotate among `buffers` copies after ``WARMUP``
+    untimed ones, and the last result is checked again.  Wrong: (None, 0,
+    False).
+    """
+    dtype = a.dtype.name
+    value, pilot = time_fn(a, 1, PILOT_WARMUP, PILOT_REPS)
+    if not is_correct(value, reference, tol, dtype):
+        return None, 0, False
+    reps = choose_reps(statistics.median(pilot))
+    value, times = time_fn(a, buffers, WARMUP, reps)
+    if not is_correct(value, reference, tol, dtype):
+        return None, 0, False
+    return statistics.median(times) * 1e3, reps, True
+
+
+class _Progress:
+    """tqdm on stderr when importable, else a plain ``\\r`` counter."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.done, self.enabled = total, 0, enabled
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm import tqdm  # noqa: PLC0415
+            except ImportError:
+                pass
+            else:
+                self.bar = tqdm(total=total, unit="run", file=sys.stderr,
+                                leave=False, dynamic_ncols=True)
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix_str(label, refresh=False)
+            self.bar.update(1)
+        else:
+            sys.stderr.write(f"\r{self.done}/{self.total} {label}"[:79]
+                             .ljust(79))
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.close()
+        else:
+            sys.stderr.write("\r" + " " * 79 + "\r")
+            sys.stderr.flush()
+
+
+def _resolve(methods: Iterable[str] | None, peers: bool | Iterable[str]
+             ) -> tuple[list[str], list[str], bool]:
+    """(ladder methods, peer names, whether the peers were named)."""
+    ladder = _ladder()
+    if methods is None:
+        chosen_ladder, named_peers = ladder, []
+    else:
+        names = [m.strip() for m in ([methods] if isinstance(methods, str)
+                                     else methods)]
+        unknown = [m for m in names if m not in ladder and not is_peer(m)]
+        if unknown:
+            raise ValueError(
+                f"unknown method {unknown[0]!r}; valid methods: "
+                + ", ".join(ladder + list(PEERS)))
+        chosen_ladder = [m for m in ladder if m in names]
+        named_peers = [p for p in PEERS if p in names]
+    if named_peers:
+        if peers is False:
+            raise ValueError("peers named in methods, but peers=False")
+        return chosen_ladder, named_peers, True
+    if peers is True:
+        return chosen_ladder, list(PEERS), False
+    if peers is False or peers is None:
+        return chosen_ladder, [], False
+    names = list(peers)
+    unknown = [p for p in names if not is_peer(p)]
+    if unknown:
+        raise ValueError(f"unknown peer {unknown[0]!r}; peers: "
+                         + ", ".join(PEERS))
+    return chosen_ladder, [p for p in PEERS if p in names], True
+
+
+def _check_threads(threads: int) -> None:
+    if not _is_int(threads) or not 64 <= threads <= 1024 \
+            or threads & (threads - 1):
+        raise ValueError(f"threads must be a power of two from 64 to 1024, "
+                         f"got {threads!r}")
+
+
+def run(methods: Iterable[str] | None = None,
+        sizes: int | Iterable[int] = DEFAULT_N,
+        dtype: str = DEFAULT_DTYPE, threads: int = DEFAULT_THREADS,
+        peers: bool | Iterable[str] = True, progress: bool = True,
+        *, seed: int | None = None) -> dict:
+    """Measure the ladder on the current GPU; returns the JSON document.
+
+    Parameters
+    ----------
+    methods : iterable of str, optional
+        Ladder methods to time (default: all, in ladder order).  Peer names
+        (``"torch.sum"``, ``"cupy.sum"``) may be listed too, and then only
+        the peers listed are timed.
+    sizes : int or iterable of int
+        Element count(s), each >= 1 (default 2^22).
+    dtype : str
+        ``"float32"`` (default), ``"float64"``, ``"int32"`` or ``"int64"``.
+    threads : int
+        Threads per block of the ladder kernels (default 256).
+    peers : bool or iterable of str
+        True (default): every peer that imports and sees a CUDA device,
+        silently skipping the others; False: none; or the names of the peers
+        to time (a named peer that is unavailable is skipped with a note on
+        stderr).
+    progress : bool
+        Show a progress bar on stderr when sweeping several sizes.
+    seed : int, optional
+        Seed of the random data (default: fresh entropy every run).
+
+    Returns
+    -------
+    dict
+        The document described in the module docstring (valid for
+        :func:`validate_document`); ``results`` grouped by size, ladder
+        methods in order, then peers.
+
+    Raises
+    ------
+    cudareduce.CudaError
+        No usable CUDA device, or a CUDA call failed.
+    ValueError
+        Unknown method, dtype or peer; bad threads or sizes.
+    MemoryError
+        Not enough GPU memory for an input.
+    """
+    if isinstance(dtype, np.dtype) or not isinstance(dtype, str):
+        dtype = np.dtype(dtype).name
+    if dtype not in DTYPES:
+        raise ValueError(f"unsupported dtype {dtype!r}; supported: "
+                         + ", ".join(DTYPES))
+    _check_threads(threads)
+    if isinstance(sizes, (int, np.integer)) and not isinstance(sizes, bool):
+        size_list = [int(sizes)]
+    else:
+        size_list = [int(n) for n in sizes]
+    if not size_list or any(n < 1 for n in size_list):
+        raise ValueError(f"sizes must be >= 1, got {size_list!r}")
+    ladder, peer_names, named = _resolve(methods, peers)
+
+    info = _cudareduce.device_info()
+    copy_gbps = measure_copy(info["l2_bytes"], info["total_bytes"])
+    timers: list[tuple[str, TimeFn]] = [
+        (m, ladder_timer(m, threads)) for m in ladder]
+    for name in peer_names:
+        timer, why = load_peer(name, info["ordinal"])
+        if timer is not None:
+            timers.append((name, timer))
+        elif named:
+            print(f"cudareduce.bench: {name} skipped: {why}", file=sys.stderr)
+    if not timers:
+        raise ValueError("nothing to time: no methods selected")
+
+    rng = np.random.default_rng(seed)
+    itemsize = np.dtype(dtype).itemsize
+    results = []
+    bar = _Progress(len(size_list) * len(timers),
+                    progress and len(size_list) > 1)
+    try:
+        for n in size_list:
+            a = random_array(rng, n, dtype)
+            reference, abs_sum = reference_sum(a)
+            tol = tolerance(dtype, n, abs_sum)
+            buffers = rotation_buffers(n * itemsize, info["l2_bytes"],
+                                       info["total_bytes"])
+            for name, timer in timers:
+                median_us, reps, correct = measure_method(
+                    timer, a, reference, tol, buffers)
+                results.append(make_result(name, dtype, n, threads, median_us,
+                                           reps, correct))
+                bar.step(f"n=2^{math.log2(n):g} {name}" if n & (n - 1) == 0
+                         else f"n={n} {name}")
+            del a
+    finally:
+        bar.close()
+    return make_document(info, copy_gbps, results)
+
+
+# ---------------------------------------------------------------------------
+# Command line
+
+
+def _plot_paths(path: str) -> tuple[str, str]:
+    """``out.png`` -> (``out-speedup.png``, ``out-bandwidth.png``); a path
+    without a suffix gets ``.png``."""
+    root, ext = os.path.splitext(path)
+    ext = ext or ".png"
+    return f"{root}-speedup{ext}", f"{root}-bandwidth{ext}"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m cudareduce.bench",
+        description=("Time every step of the reduction ladder (and the peers "
+                     "torch.sum / cupy.sum) on this GPU, beside its "
+                     "device-to-device copy bandwidth."),
+        epilog=("Sizes: 4194304, 2^22 or 2**22; --sizes takes a comma list "
+                "whose items may be ranges A..B (every power of two from A "
+                "to B), e.g. --sizes 2^10..2^28.  --plot out.png writes "
+                "out-speedup.png and out-bandwidth.png."))
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--n", type=_arg(parse_size), default=None,
+                      metavar="N", help="number of elements (default 2^22)")
+    size.add_argument("--sizes", type=_arg(parse_sizes), default=None,
+                      metavar="SIZES", help="a sweep, e.g. 2^10..2^28")
+    p.add_argument("--dtype", default=DEFAULT_DTYPE, choices=DTYPES,
+                   help="element type (default float32)")
+    p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                   help="threads per block, a power of two from 64 to 1024 "
+                        "(default 256)")
+    p.add_argument("--methods", default=None, metavar="LIST",
+                   help="comma-separated methods (default: all); peer names "
+                        "torch.sum, cupy.sum select those peers")
+    p.add_argument("--no-peers", action="store_true",
+                   help="do not time torch.sum / cupy.sum")
+    p.add_argument("--json", default=None, metavar="PATH",
+                   help="write the results document to PATH")
+    p.add_argument("--plot", default=None, metavar="PATH",
+                   help="write both plots, named after PATH")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the random data (default: fresh)")
+    return p
+
+
+def _arg(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`parse` for argparse: ValueError -> ArgumentTypeError with its text."""
+    def wrapped(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    wrapped.__name__ = parse.__name__
+    return wrapped
+
+
+def _print_table(text: str) -> None:
+    """Print the table; on a console that cannot encode µ or ×, with ASCII
+    stand-ins instead of a UnicodeEncodeError."""
+    try:
+        print(text, flush=True)
+    except UnicodeEncodeError:
+        print(text.replace("µs", "us").replace("×", "x"), flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit status.
+
+    0 on success (WRONG methods are reported in the table, not as a failure),
+    1 when CUDA fails (no device: the :class:`cudareduce.CudaError` message,
+    no traceback), out of memory, or a file cannot be written; 2 for bad
+    arguments.
+    """
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        _check_threads(args.threads)
+    except ValueError as e:
+        parser.error(str(e))
+    methods = None
+    if args.methods is not None:
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        if not methods:
+            parser.error("--methods: empty list")
+    sizes = args.sizes if args.sizes is not None else \
+        [args.n if args.n is not None else DEFAULT_N]
+
+    prog = "cudareduce.bench"
+    try:
+        document = run(methods, sizes, args.dtype, args.threads,
+                       peers=not args.no_peers, progress=True, seed=args.seed)
+    except ValueError as e:
+        parser.error(str(e))
+    except cudareduce.CudaError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 1
+    except MemoryError as e:
+        print(f"{prog}: out of memory: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+
+    _print_table(format_table(document))
+    wrong = [r for r in document["results"] if not r["correct"]]
+    if wrong:
+        print(f"{prog}: {len(wrong)} result(s) WRONG: "
+              + ", ".join(f"{r['method']} (n={r['n']})" for r in wrong),
+              file=sys.stderr)
+    try:
+        if args.json:
+            write_json(document, args.json)
+            print(f"{prog}: wrote {args.json}", file=sys.stderr)
+        if args.plot:
+            from cudareduce import plot  # noqa: PLC0415 - needs matplotlib
+            speedup_path, bandwidth_path = _plot_paths(args.plot)
+            plot.plot_step_speedups(document, path=speedup_path)
+            plot.plot_bandwidth(document, path=bandwidth_path)
+            print(f"{prog}: wrote {speedup_path} and {bandwidth_path}",
+                  file=sys.stderr)
+    except ImportError as e:
+        print(f"{prog}: --plot needs matplotlib ({e})", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,912 @@
+"""cudareduce.bench, .plot and .reference without a GPU.
+
+Table formatting, speedup arithmetic, the JSON schema, the sizes parser, the
+measurement policy's arithmetic, both plots rendered from a recorded results
+file (tests/data/bench_sample.json: hand-made numbers of a fictional
+"sample device (hand-made, not measured)", not a measurement), the command
+line's plumbing (with ``run`` replaced), and its no-GPU exit in a subprocess
+that hides any device.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cudareduce
+from cudareduce import bench, reference
+
+try:
+    import matplotlib.figure
+
+    from cudareduce import plot
+except ImportError:          # the plots need matplotlib; the rest does not
+    matplotlib = plot = None
+
+needs_matplotlib = pytest.mark.skipif(
+    plot is None, reason="matplotlib is not installed (pip install matplotlib)")
+
+SAMPLE_PATH = Path(__file__).parent / "data" / "bench_sample.json"
+LADDER = list(cudareduce.methods())
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def sample() -> dict:
+    with open(SAMPLE_PATH, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _row(method, median_us, correct=True, n=1 << 22, dtype="float32",
+         threads=256, reps=100):
+    return bench.make_result(method, dtype, n, threads,
+                             median_us if correct else None, reps, correct)
+
+
+# ---------------------------------------------------------------------------
+# The recorded sample itself
+
+
+def test_sample_is_valid_and_labelled_as_not_measured(sample):
+    bench.validate_document(sample)
+    assert "not measured" in sample["device"]["name"]
+    groups = bench.group_results(sample["results"])
+    assert list(groups) == [("float32", 1 << k, 256) for k in (16, 18, 20, 22, 24)] \
+        + [("int32", 1 << 22, 256)]
+
+
+# ---------------------------------------------------------------------------
+# Sizes
+
+
+@pytest.mark.parametrize("text, n", [
+    ("4194304", 4194304), ("4_194_304", 4194304), ("2^22", 1 << 22),
+    ("2**22", 1 << 22), (" 2 ^ 10 ", 1024), ("1", 1), ("10^3", 1000)])
+def test_parse_size(text, n):
+    assert bench.parse_size(text) == n
+
+
+@pytest.mark.parametrize("text", ["", "0", "-5", "2^", "x", "1e6", "4M",
+                                  "2^-1", "1_", "1.5"])
+def test_parse_size_rejects(text):
+    with pytest.raises(ValueError):
+        bench.parse_size(text)
+
+
+def test_parse_sizes_range_is_every_power_of_two():
+    assert bench.parse_sizes("2^10..2^28") == [1 << k for k in range(10, 29)]
+    assert bench.parse_sizes("3..100") == [4, 8, 16, 32, 64]
+    assert bench.parse_sizes("2^4..2^4") == [16]
+
+
+def test_parse_sizes_list_sorted_unique():
+    assert bench.parse_sizes("1000,4096,2^20") == [1000, 4096, 1 << 20]
+    assert bench.parse_sizes("2^20, 1000 ,2^10..2^12,4096") == \
+        [1000, 1024, 2048, 4096, 1 << 20]
+
+
+@pytest.mark.parametrize("text", ["", "2^12..2^10", "5..7", "1,,2", "a..b",
+                                  "2^10..", ","])
+def test_parse_sizes_rejects(text):
+    with pytest.raises(ValueError):
+        bench.parse_sizes(text)
+
+
+# ---------------------------------------------------------------------------
+# Measurement policy
+
+
+def test_rotation_buffers():
+    l2 = 50 << 20
+    assert bench.rotation_buffers(16 << 20, l2) == 13          # ceil(200/16)
+    assert bench.rotation_buffers(4 * l2, l2) == 1
+    assert bench.rotation_buffers(1 << 30, l2) == 1
+    assert bench.rotation_buffers(4 * l2 - 1, l2) == 2
+    assert bench.rotation_buffers(4096, l2) == bench.MAX_BUFFERS
+    # at most a quarter of device memory in all
+    assert bench.rotation_buffers(16 << 20, l2, total_bytes=128 << 20) == 2
+    assert bench.rotation_buffers(16 << 20, l2, total_bytes=1 << 20) == 1
+    assert bench.rotation_buffers(100, 0) == 1
+    with pytest.raises(ValueError):
+        bench.rotation_buffers(0, l2)
+
+
+def test_choose_reps():
+    assert bench.choose_reps(0.01) == bench.MAX_REPS            # 10 µs
+    assert bench.choose_reps(1.0) == 200                        # 0.2 s / 1 ms
+    assert bench.choose_reps(50.0) == bench.MIN_REPS
+    assert bench.choose_reps(0.0) == bench.MAX_REPS
+    assert bench.choose_reps(float("nan")) == bench.MAX_REPS
+    assert bench.choose_reps(2.0, target_seconds=1.0, min_reps=1,
+                             max_reps=10_000) == 500
+
+
+def test_tolerance():
+    assert bench.tolerance("int32", 1 << 22, 123.0) == 0.0
+    assert bench.tolerance("int64", 10, 0.0) == 0.0
+    eps32 = float(np.finfo(np.float32).eps)
+    assert bench.tolerance("float32", 1 << 22, 1000.0) == \
+        pytest.approx(2 * eps32 * 22 * 1000.0)
+    assert bench.tolerance("float64", 1000, 1.0) == \
+        pytest.approx(2 * float(np.finfo(np.float64).eps) * 10)
+    assert bench.tolerance("float32", 1, 1.0) == pytest.approx(2 * eps32)
+
+
+def test_is_correct():
+    assert bench.is_correct(np.int64(10), 10, 0.0, "int32")
+    assert not bench.is_correct(np.int64(11), 10, 0.0, "int32")
+    assert bench.is_correct(np.float32(1.0), np.longdouble(1.0000001), 1e-6,
+                            "float32")
+    assert not bench.is_correct(np.float32(1.1), 1.0, 1e-6, "float32")
+    assert not bench.is_correct(np.float32("nan"), 1.0, 1e9, "float32")
+    assert not bench.is_correct(np.float32("inf"), 1.0, 1e9, "float32")
+
+
+def test_reference_sum_and_random_array():
+    rng = np.random.default_rng(0)
+    a = bench.random_array(rng, 1000, "int32")
+    assert a.dtype == np.int32 and a.min() >= -1000 and a.max() <= 1000
+    total, abs_sum = bench.reference_sum(a)
+    assert total == int(a.astype(np.int64).sum()) and abs_sum == 0.0
+    f = bench.random_array(rng, 1000, "float32")
+    assert f.dtype == np.float32 and 0 <= f.min() and f.max() < 1
+    total, abs_sum = bench.reference_sum(f)
+    assert float(total) == pytest.approx(float(f.astype(np.float64).sum()))
+    assert abs_sum == pytest.approx(float(np.abs(f).sum(dtype=np.float64)))
+
+
+def test_measure_method_checks_before_timing():
+    calls = []
+
+    def timer(a, buffers, warmup, reps):
+        calls.append((buffers, warmup, reps))
+        return np.float32(a.sum() + 1), [0.01] * reps        # always wrong
+
+    a = np.ones(100, np.float32)
+    assert bench.measure_method(timer, a, 100.0, 1e-3, 7) == (None, 0, False)
+    assert calls == [(1, bench.PILOT_WARMUP, bench.PILOT_REPS)]  # pilot only
+
+
+def test_measure_method_times_with_rotation():
+    calls = []
+
+    def timer(a, buffers, warmup, reps):
+        calls.append((buffers, warmup, reps))
+        return np.float32(a.sum()), [0.004, 0.002, 0.003] * reps
+
+    a = np.ones(100, np.float32)
+    median_us, reps, correct = bench.measure_method(timer, a, 100.0, 1e-3, 7)
+    assert correct and median_us == pytest.approx(3.0)
+    assert reps == bench.choose_reps(0.003)
+    assert calls[1] == (7, bench.WARMUP, reps)
+
+
+# ---------------------------------------------------------------------------
+# Results and speedups
+
+
+def test_make_result_gbps_is_bytes_read_per_second():
+    r = _row("sequential", 10.0)
+    assert r["gbps"] == pytest.approx((1 << 22) * 4 / 10e-6 / 1e9)
+    assert r["correct"] is True and r["reps"] == 100
+    r = _row("sequential", 10.0, dtype="float64")
+    assert r["gbps"] == pytest.approx((1 << 22) * 8 / 10e-6 / 1e9)
+    assert list(r) == list(bench.RESULT_KEYS)
+
+
+def test_make_result_wrong_is_not_timed():
+    r = bench.make_result("sequential", "float32", 1024, 256, 5.0, 100, False)
+    assert r["median_us"] is None and r["gbps"] is None
+    assert r["reps"] == 0 and r["correct"] is False
+
+
+def test_speedups_arithmetic():
+    rows = [_row("interleaved_divergent", 100.0),
+            _row("interleaved_bank_conflict", 50.0),
+            _row("sequential", None, correct=False),
+            _row("first_add", 25.0),
+            _row("unroll_warp", 20.0),
+            _row("torch.sum", 10.0),
+            _row("cupy.sum", None, correct=False)]
+    got = bench.speedups(rows)
+    expected = [(None, 1.0), (2.0, 2.0), (None, None), (2.0, 4.0),
+                (1.25, 5.0), (None, 10.0), (None, None)]
+    for (s, c), (es, ec) in zip(got, expected):
+        assert s == (None if es is None else pytest.approx(es))
+        assert c == (None if ec is None else pytest.approx(ec))
+
+
+def test_speedups_first_wrong_uses_first_correct():
+    rows = [_row("interleaved_divergent", None, correct=False),
+            _row("interleaved_bank_conflict", 40.0),
+            _row("sequential", 10.0)]
+    assert bench.speedups(rows) == [(None, None), (None, 1.0), (4.0, 4.0)]
+
+
+def test_speedups_peers_only():
+    assert bench.speedups([_row("torch.sum", 10.0)]) == [(None, None)]
+
+
+def test_order_results_ladder_then_peers():
+    rows = [_row("cupy.sum", 1.0), _row("multi_element", 1.0),
+            _row("torch.sum", 1.0), _row("interleaved_divergent", 1.0)]
+    assert [r["method"] for r in bench.order_results(rows)] == \
+        ["interleaved_divergent", "multi_element", "cupy.sum", "torch.sum"]
+
+
+def test_speedups_of_sample_match_times(sample):
+    rows = bench.group_results(sample["results"])[("float32", 1 << 22, 256)]
+    steps = bench.speedups(rows)
+    t = {r["method"]: r["median_us"] for r in rows}
+    for r, (step, cum) in zip(rows, steps):
+        assert cum == pytest.approx(t[LADDER[0]] / t[r["method"]])
+        if r["method"] in LADDER[1:]:
+            prev = LADDER[LADDER.index(r["method"]) - 1]
+            assert step == pytest.approx(t[prev] / t[r["method"]])
+
+
+# ---------------------------------------------------------------------------
+# The table
+
+
+def _tables(text: str) -> list[list[str]]:
+    """The report's tables: lists of lines, each from its header row."""
+    blocks = text.split("\n\n")[1:]
+    return [b.splitlines()[1:] for b in blocks]
+
+
+def test_format_table_layout(sample):
+    text = bench.format_table(sample)
+    first = text.splitlines()[0]
+    assert sample["device"]["name"] in first
+    assert "2,600.0 GB/s (read+write)" in first
+    assert "132 SMs" in first and "L2 50 MiB" in first
+    assert text.count("threads per block") == 6
+    assert "float32, n = 4,194,304 (2^22), 256 threads per block" in text
+    assert "int32, n = 4,194,304 (2^22), 256 threads per block" in text
+    tables = _tables(text)
+    assert len(tables) == 6
+    for table in tables:
+        header = table[0]
+        positions = [header.index(h) for h in bench.TABLE_HEADERS]
+        assert positions == sorted(positions)
+        assert set(table[1].replace(" ", "")) == {"-"}
+    assert [len(t) - 2 for t in tables] == [9, 9, 9, 9, 9, 7]
+
+
+def test_format_table_rows(sample):
+    tables = _tables(bench.format_table(sample))
+    rows_2_22 = {line.split()[0]: line.split()[1:] for line in tables[3][2:]}
+    assert list(rows_2_22) == LADDER + ["torch.sum", "cupy.sum"]
+    r = {x["method"]: x for x in sample["results"]
+         if x["n"] == 1 << 22 and x["dtype"] == "float32"}
+    first = rows_2_22["interleaved_divergent"]
+    assert first[0] == f"{r['interleaved_divergent']['median_us']:,.1f}"
+    assert first[3:] == ["-", "1.00×"]
+    last = rows_2_22["multi_element"]
+    assert last[1] == f"{r['multi_element']['gbps']:,.1f}"
+    assert last[2] == f"{100 * r['multi_element']['gbps'] / 2600.0:.1f}%"
+    step = (r["unroll_complete"]["median_us"] / r["multi_element"]["median_us"])
+    cum = (r["interleaved_divergent"]["median_us"]
+           / r["multi_element"]["median_us"])
+    assert last[3:] == [f"{step:.2f}×", f"{cum:.2f}×"]
+    assert rows_2_22["torch.sum"][3] == "peer"
+    assert rows_2_22["cupy.sum"][3] == "peer"
+    assert rows_2_22["torch.sum"][4].endswith("×")
+
+
+def test_format_table_wrong_row(sample):
+    tables = _tables(bench.format_table(sample))
+    rows_2_16 = {line.split()[0]: line.split()[1:] for line in tables[0][2:]}
+    assert rows_2_16["unroll_complete"] == ["WRONG", "-", "-", "-", "-"]
+    r = {x["method"]: x["median_us"] for x in sample["results"]
+         if x["n"] == 1 << 16}
+    # the step after a WRONG row is over the last correct one
+    assert rows_2_16["multi_element"][3] == \
+        f"{r['unroll_warp'] / r['multi_element']:.2f}×"
+
+
+def test_format_table_column_alignment():
+    doc = bench.make_document(
+        {"name": "gpu", "sm_count": 1, "l2_bytes": 1 << 20}, 100.0,
+        [_row("interleaved_divergent", 12345.0), _row("sequential", 1.5),
+         _row("torch.sum", 3.0)])
+    lines = bench.format_table(doc).splitlines()
+    body = lines[3:]
+    assert "12,345" in body[2] and "1.5" in body[3]
+    # numbers right-aligned: the time column ends at the same position
+    time_end = len(lines[3].split("time (µs)")[0]) + len("time (µs)")
+    for line in body[2:]:
+        cell = line.split()[1]
+        assert line.index(cell) + len(cell) == time_end
+
+
+# ---------------------------------------------------------------------------
+# The JSON document
+
+
+def test_make_document_shape():
+    doc = bench.make_document(
+        {"ordinal": 0, "name": "gpu", "sm_count": 2, "l2_bytes": 1024,
+         "total_bytes": 1 << 30}, 123.4, [_row("sequential", 2.0)])
+    assert list(doc) == list(bench.DOCUMENT_KEYS)
+    assert list(doc["device"]) == list(bench.DEVICE_KEYS)
+    assert doc["cudareduce_version"] == cudareduce.__version__
+    bench.validate_document(doc)
+    bench.validate_document(json.loads(json.dumps(doc)))
+
+
+def _mutations():
+    def setter(path, value):
+        def mutate(doc):
+            target = doc
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = value
+        return mutate
+
+    def deleter(path):
+        def mutate(doc):
+            target = doc
+            for key in path[:-1]:
+                target = target[key]
+            del target[path[-1]]
+        return mutate
+
+    return {
+        "not a dict": lambda doc: doc.clear() or doc.update({"x": 1}),
+        "missing device": deleter(["device"]),
+        "missing results": deleter(["results"]),
+        "extra top key": setter(["extra"], 1),
+        "missing copy_gbps": deleter(["device", "copy_gbps"]),
+        "extra device key": setter(["device", "ordinal"], 0),
+        "empty name": setter(["device", "name"], ""),
+        "sm_count str": setter(["device", "sm_count"], "132"),
+        "sm_count bool": setter(["device", "sm_count"], True),
+        "sm_count float": setter(["device", "sm_count"], 132.0),
+        "negative l2": setter(["device", "l2_bytes"], -1),
+        "zero copy": setter(["device", "copy_gbps"], 0.0),
+        "nan copy": setter(["device", "copy_gbps"], float("nan")),
+        "version int": setter(["cudareduce_version"], 1),
+        "results dict": setter(["results"], {}),
+        "result not dict": setter(["results", 0], [1]),
+        "result missing gbps": deleter(["results", 0, "gbps"]),
+        "result extra key": setter(["results", 0, "buffers"], 4),
+        "bad dtype": setter(["results", 0, "dtype"], "float16"),
+        "n zero": setter(["results", 0, "n"], 0),
+        "n float": setter(["results", 0, "n"], 1024.0),
+        "threads str": setter(["results", 0, "threads"], "256"),
+        "reps negative": setter(["results", 0, "reps"], -1),
+        "reps zero when correct": setter(["results", 0, "reps"], 0),
+        "correct int": setter(["results", 0, "correct"], 1),
+        "correct without time": setter(["results", 0, "median_us"], None),
+        "correct without gbps": setter(["results", 0, "gbps"], None),
+        "negative time": setter(["results", 0, "median_us"], -1.0),
+        "time str": setter(["results", 0, "median_us"], "10"),
+        "inf gbps": setter(["results", 0, "gbps"], float("inf")),
+        "wrong with time": lambda doc: doc["results"][0].update(
+            correct=False),
+        "empty method": setter(["results", 0, "method"], ""),
+        "duplicate": lambda doc: doc["results"].append(
+            dict(doc["results"][0])),
+    }
+
+
+@pytest.mark.parametrize("name, mutate", list(_mutations().items()),
+                         ids=list(_mutations()))
+def test_validate_document_rejects(sample, name, mutate):
+    doc = copy.deepcopy(sample)
+    mutate(doc)
+    with pytest.raises(ValueError):
+        bench.validate_document(doc)
+
+
+def test_validate_document_rejects_non_mapping():
+    for bad in (None, [], "x", 3):
+        with pytest.raises(ValueError):
+            bench.validate_document(bad)
+
+
+def test_validate_document_accepts_wrong_rows_and_empty_results(sample):
+    doc = copy.deepcopy(sample)
+    doc["results"][0].update(correct=False, median_us=None, gbps=None, reps=0)
+    bench.validate_document(doc)
+    doc["results"] = []
+    bench.validate_document(doc)
+
+
+def test_validate_document_error_names_the_path(sample):
+    doc = copy.deepcopy(sample)
+    doc["results"][3]["median_us"] = "fast"
+    with pytest.raises(ValueError, match=r"results\[3\]\.median_us"):
+        bench.validate_document(doc)
+
+
+def test_write_json_round_trip(sample, tmp_path):
+    path = tmp_path / "out.json"
+    bench.write_json(sample, path)
+    assert json.loads(path.read_text(encoding="utf-8")) == sample
+    bad = copy.deepcopy(sample)
+    bad["device"]["copy_gbps"] = float("nan")
+    with pytest.raises(ValueError):
+        bench.write_json(bad, tmp_path / "bad.json")
+
+
+# ---------------------------------------------------------------------------
+# Reference tables
+
+
+def test_reference_ladder_is_the_packages():
+    assert reference.LADDER == tuple(LADDER)
+
+
+def test_reference_harris_figures_agree():
+    harris = reference.REFERENCES["harris"]
+    assert list(harris.times_us) == LADDER
+    assert harris.times_us["interleaved_divergent"] == pytest.approx(8054.0)
+    assert harris.times_us["multi_element"] == pytest.approx(268.0)
+    cumulative = harris.cumulative_speedups()
+    assert cumulative["multi_element"] == pytest.approx(
+        harris.published_cumulative, abs=0.02)
+    for method, gbps in harris.published_gbps.items():
+        computed = harris.n * 4 / (harris.times_us[method] * 1e3)
+        assert computed == pytest.approx(gbps, rel=2e-3), method
+    assert "reduction.pdf" in harris.url and "Mark Harris" in harris.citation
+
+
+def test_reference_seed_tables():
+    s2 = reference.REFERENCES["seed_002_rtx3060"]
+    assert list(s2.times_us.values()) == [520, 353, 333, 186, 131, 123]
+    assert list(s2.times_us) == LADDER[:6]
+    assert s2.cumulative_speedups()["unroll_complete"] == pytest.approx(
+        s2.published_cumulative, rel=1e-6)
+    assert s2.step_speedups()["interleaved_bank_conflict"] == \
+        pytest.approx(1.473088, rel=1e-6)
+    assert "002_d2f30ed02251f9f1.txt" in s2.citation
+    assert s2.device == "RTX 3060" and "11.8" in s2.environment
+    s3 = reference.REFERENCES["seed_003_lab7"]
+    assert [round(t) for t in s3.times_us.values()] == \
+        [4580, 3330, 3120, 3100, 2520]
+    assert list(s3.times_us) == LADDER[:5]
+    assert s3.n == 1024 * 65535 and s3.threads == 128
+    assert "Gwiżdż" in s3.author and "Mucha" in s3.author
+    assert "003_32552d01572ea838.txt" in s3.citation
+
+
+def test_reference_tables_are_read_only():
+    harris = reference.REFERENCES["harris"]
+    with pytest.raises(TypeError):
+        harris.times_us["sequential"] = 1.0
+    with pytest.raises(AttributeError):
+        harris.n = 5
+    with pytest.raises(TypeError):
+        reference.REFERENCES["x"] = harris
+
+
+def test_reference_select():
+    assert reference.select(None) == []
+    assert [t.key for t in reference.select("all")] == list(reference.REFERENCES)
+    assert [t.key for t in reference.select("harris")] == ["harris"]
+    assert [t.key for t in reference.select(["seed_003_lab7", "harris"])] == \
+        ["seed_003_lab7", "harris"]
+    with pytest.raises(ValueError, match="valid keys"):
+        reference.select(["nope"])
+
+
+def test_reference_rejects_unknown_method():
+    with pytest.raises(ValueError):
+        reference.ReferenceTable(
+            key="k", label="l", title="t", author="", citation="c", url=None,
+            device="d", environment="e", n=1, dtype=None, threads=None,
+            times_us={"warp_shuffle": 1.0})
+
+
+# ---------------------------------------------------------------------------
+# Plots
+
+
+def _bars(ax) -> dict[str, int]:
+    return {c.get_label(): len(c.patches) for c in ax.containers}
+
+
+@needs_matplotlib
+def test_plot_step_speedups_from_sample(sample, tmp_path):
+    path = tmp_path / "speedup.png"
+    fig = plot.plot_step_speedups(sample, path=path)
+    assert isinstance(fig, matplotlib.figure.Figure)
+    top, bottom = fig.axes
+    name = sample["device"]["name"]
+    user = f"{name} (this run, n = 2^22)"
+    refs = reference.REFERENCES
+    assert _bars(top) == {user: 7,
+                          refs["harris"].label: 7,
+                          refs["seed_002_rtx3060"].label: 6,
+                          refs["seed_003_lab7"].label: 5}
+    assert _bars(bottom) == {user: 6,
+                             refs["harris"].label: 6,
+                             refs["seed_002_rtx3060"].label: 5,
+                             refs["seed_003_lab7"].label: 4}
+    peer_lines = [line.get_label() for line in top.get_lines()]
+    assert len(peer_lines) == 2
+    assert peer_lines[0].startswith("torch.sum (peer")
+    assert peer_lines[1].startswith("cupy.sum (peer")
+    assert name in fig.get_suptitle()
+    assert "×" in top.get_ylabel() and "cumulative" in top.get_ylabel()
+    assert "×" in bottom.get_ylabel() and "step" in bottom.get_ylabel()
+    assert top.get_yscale() == "log"
+    labels = [t.get_text() for t in bottom.get_xticklabels()]
+    assert labels == [f"{i + 1}. {m}" for i, m in enumerate(LADDER)]
+    # the user's cumulative bars are the document's speedups
+    rows = bench.group_results(sample["results"])[("float32", 1 << 22, 256)]
+    expected = [c for r, (_, c) in zip(rows, bench.speedups(rows))
+                if r["method"] in LADDER]
+    heights = [p.get_height() for p in top.containers[0].patches]
+    assert heights == pytest.approx(expected)
+    data = path.read_bytes()
+    assert data.startswith(PNG_MAGIC) and len(data) > 10_000
+
+
+@needs_matplotlib
+def test_plot_step_speedups_wrong_and_size_choice(sample):
+    fig = plot.plot_step_speedups(sample, reference=None, n=1 << 16)
+    top, bottom = fig.axes
+    user = f"{sample['device']['name']} (this run, n = 2^16)"
+    assert _bars(top) == {user: 6}          # unroll_complete WRONG: no bar
+    assert _bars(bottom) == {user: 5}
+    xs = [p.get_x() + p.get_width() / 2 for p in top.containers[0].patches]
+    assert xs == pytest.approx([0, 1, 2, 3, 4, 6])
+
+
+@needs_matplotlib
+def test_plot_step_speedups_defaults_to_largest_without_2_22(sample):
+    sample["results"] = [r for r in sample["results"] if r["n"] != 1 << 22]
+    fig = plot.plot_step_speedups(sample, reference="harris")
+    labels = list(_bars(fig.axes[0]))
+    assert labels[0].endswith("n = 2^24)") and len(labels) == 2
+
+
+@needs_matplotlib
+def test_plot_step_speedups_relative_to_first_timed(sample):
+    sample["results"] = [r for r in sample["results"]
+                         if r["method"] != "interleaved_divergent"]
+    fig = plot.plot_step_speedups(sample, reference=None)
+    (label,) = _bars(fig.axes[0])
+    assert "relative to interleaved_bank_conflict" in label
+
+
+@needs_matplotlib
+def test_plot_bandwidth_from_sample(sample, tmp_path):
+    path = tmp_path / "bandwidth.png"
+    fig = plot.plot_bandwidth(sample, path=path)
+    (ax,) = fig.axes
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    methods = [f"{i + 1}. {m}" for i, m in enumerate(LADDER)]
+    peers = ["torch.sum (peer)", "cupy.sum (peer)"]
+    copy_label = "device copy (read+write): 2,600 GB/s"
+    assert list(lines) == methods + peers + [copy_label]
+    for label in methods + peers:
+        expected = 4 if label == "6. unroll_complete" else 5   # one WRONG
+        assert len(lines[label].get_xdata()) == expected, label
+    for label in peers:
+        assert lines[label].get_linestyle() != "-"
+    assert lines["1. interleaved_divergent"].get_linestyle() == "-"
+    assert list(lines[copy_label].get_ydata()) == [2600.0, 2600.0]
+    me = [r for r in sample["results"]
+          if r["method"] == "multi_element" and r["dtype"] == "float32"]
+    assert list(lines["7. multi_element"].get_xdata()) == [r["n"] for r in me]
+    assert list(lines["7. multi_element"].get_ydata()) == \
+        pytest.approx([r["gbps"] for r in me])
+    assert ax.get_xscale() == "log"
+    assert "n (elements" in ax.get_xlabel()
+    assert "GB/s" in ax.get_ylabel()
+    assert sample["device"]["name"] in ax.get_title()
+    assert "float32" in ax.get_title()
+    data = path.read_bytes()
+    assert data.startswith(PNG_MAGIC) and len(data) > 10_000
+
+
+@needs_matplotlib
+def test_plot_bandwidth_other_group_and_json_path(tmp_path):
+    fig = plot.plot_bandwidth(str(SAMPLE_PATH), dtype="int32")
+    (ax,) = fig.axes
+    assert len(ax.get_lines()) == 7 + 1
+    assert "int32" in ax.get_title()
+    with pytest.raises(ValueError):
+        plot.plot_bandwidth(str(SAMPLE_PATH), dtype="float64")
+
+
+@needs_matplotlib
+def test_plots_reject_invalid_documents(sample):
+    sample["device"]["copy_gbps"] = -1
+    with pytest.raises(ValueError):
+        plot.plot_bandwidth(sample)
+    with pytest.raises(ValueError):
+        plot.plot_step_speedups(sample)
+
+
+@needs_matplotlib
+def test_plot_module_does_not_select_a_backend():
+    _python("import sys, cudareduce.plot, cudareduce.bench; "
+            "assert 'matplotlib.pyplot' not in sys.modules")
+
+
+# ---------------------------------------------------------------------------
+# Command line
+
+
+def _env(**extra) -> dict:
+    """The environment of a child Python that imports the same cudareduce."""
+    env = dict(os.environ)
+    root = str(Path(cudareduce.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.update(extra)
+    return env
+
+
+def _python(code: str, *args: str, **env) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-c", code, *args],
+                          capture_output=True, text=True, env=_env(**env),
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_cli_without_gpu_exits_1_with_the_cuda_error(tmp_path):
+    env = _env(CUDA_VISIBLE_DEVICES="")
+    probe = subprocess.run(
+        [sys.executable, "-c",
+         "import cudareduce\n"
+         "try:\n    cudareduce._cudareduce.device_info()\n"
+         "except cudareduce.CudaError as e:\n    print(e)\n"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    message = probe.stdout.strip()
+    assert message, "the hidden device should raise CudaError"
+    proc = subprocess.run(
+        [sys.executable, "-m", "cudareduce.bench", "--json",
+         str(tmp_path / "x.json")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == f"cudareduce.bench: {message}"
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert proc.stdout == ""
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_cli_help(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "cudareduce.bench", "--help"],
+                          capture_output=True, text=True, env=_env(),
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0
+    for option in ("--n", "--dtype", "--threads", "--methods", "--sizes",
+                   "--json", "--plot", "--no-peers"):
+        assert option in proc.stdout
+
+
+@pytest.mark.parametrize("argv", [
+    ["--methods", "bogus"], ["--methods", ","], ["--threads", "100"],
+    ["--threads", "2048"], ["--dtype", "float16"], ["--sizes", "2^12..2^10"],
+    ["--n", "0"], ["--n", "2^10", "--sizes", "2^10..2^12"],
+    ["--methods", "torch.sum", "--no-peers"]])
+def test_cli_rejects_bad_arguments(argv, capsys, monkeypatch):
+    monkeypatch.setattr(bench._cudareduce, "device_info", _no_device)
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(argv)
+    assert exit_info.value.code == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def _no_device():
+    raise AssertionError("argument errors must be caught before the device")
+
+
+class _FakeRun:
+    def __init__(self, document=None, error=None):
+        self.document, self.error, self.calls = document, error, []
+
+    def __call__(self, methods, sizes, dtype, threads, peers, progress, seed):
+        self.calls.append(dict(methods=methods, sizes=sizes, dtype=dtype,
+                               threads=threads, peers=peers,
+                               progress=progress, seed=seed))
+        if self.error is not None:
+            raise self.error
+        return self.document
+
+
+def _patch_run(monkeypatch, fake):
+    def run(methods=None, sizes=bench.DEFAULT_N, dtype="float32",
+            threads=256, peers=True, progress=True, *, seed=None):
+        return fake(methods, sizes, dtype, threads, peers, progress, seed)
+    monkeypatch.setattr(bench, "run", run)
+
+
+@needs_matplotlib
+def test_cli_defaults_and_outputs(sample, tmp_path, capsys, monkeypatch):
+    fake = _FakeRun(sample)
+    _patch_run(monkeypatch, fake)
+    json_path, plot_path = tmp_path / "r.json", tmp_path / "r.png"
+    assert bench.main(["--json", str(json_path), "--plot",
+                       str(plot_path)]) == 0
+    assert fake.calls == [dict(methods=None, sizes=[1 << 22], dtype="float32",
+                               threads=256, peers=True, progress=True,
+                               seed=None)]
+    out, err = capsys.readouterr()
+    assert out == bench.format_table(sample) + "\n"
+    assert "1 result(s) WRONG: unroll_complete (n=65536)" in err
+    assert json.loads(json_path.read_text(encoding="utf-8")) == sample
+    for suffix in ("-speedup.png", "-bandwidth.png"):
+        png = tmp_path / f"r{suffix}"
+        assert png.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_cli_options_reach_run(sample, monkeypatch, capsys):
+    fake = _FakeRun(sample)
+    _patch_run(monkeypatch, fake)
+    assert bench.main(["--sizes", "2^10..2^12,5000", "--dtype", "int64",
+                       "--threads", "512", "--methods",
+                       "sequential, multi_element,torch.sum", "--seed", "7"]) == 0
+    assert fake.calls[0] == dict(
+        methods=["sequential", "multi_element", "torch.sum"],
+        sizes=[1024, 2048, 4096, 5000], dtype="int64", threads=512,
+        peers=True, progress=True, seed=7)
+    assert bench.main(["--n", "2^20", "--no-peers"]) == 0
+    assert fake.calls[1]["sizes"] == [1 << 20]
+    assert fake.calls[1]["peers"] is False
+
+
+@pytest.mark.parametrize("error, text", [
+    (cudareduce.CudaError("no usable CUDA device: cudaErrorNoDevice"),
+     "cudareduce.bench: no usable CUDA device: cudaErrorNoDevice"),
+    (MemoryError("cudaErrorMemoryAllocation"),
+     "cudareduce.bench: out of memory: cudaErrorMemoryAllocation")])
+def test_cli_failures_exit_1_without_traceback(error, text, monkeypatch,
+                                                capsys):
+    _patch_run(monkeypatch, _FakeRun(error=error))
+    assert bench.main([]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip() == text
+
+
+def test_cli_unwritable_json_exits_1(sample, tmp_path, monkeypatch, capsys):
+    _patch_run(monkeypatch, _FakeRun(sample))
+    assert bench.main(["--json", str(tmp_path / "no" / "such" / "r.json")]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_plot_paths():
+    assert bench._plot_paths("out.png") == ("out-speedup.png",
+                                            "out-bandwidth.png")
+    assert bench._plot_paths("dir/run") == ("dir/run-speedup.png",
+                                            "dir/run-bandwidth.png")
+    assert bench._plot_paths("a.svg") == ("a-speedup.svg", "a-bandwidth.svg")
+
+
+def test_run_validates_before_touching_the_device(monkeypatch):
+    monkeypatch.setattr(bench._cudareduce, "device_info", _no_device)
+    for kwargs in (dict(dtype="float16"), dict(threads=96),
+                   dict(threads=True), dict(sizes=[0]), dict(sizes=[]),
+                   dict(methods=["nope"]), dict(peers=["numpy.sum"]),
+                   dict(methods=["torch.sum"], peers=False)):
+        with pytest.raises(ValueError):
+            bench.run(**kwargs)
+
+
+class _FakeDevice:
+    """Stands in for the extension's device functions: sums with NumPy,
+    reports times from a per-method table, and can be told to be wrong."""
+
+    def __init__(self, wrong=()):
+        self.wrong = set(wrong)
+        self.reduce_calls = []
+        self.copy_calls = []
+
+    def device_info(self):
+        return {"ordinal": 0, "name": "fake GPU", "sm_count": 4,
+                "l2_bytes": 1 << 20, "total_bytes": 1 << 33}
+
+    def time_copy(self, nbytes, reps):
+        self.copy_calls.append((nbytes, reps))
+        return [2 * nbytes / 500e9 * 1e3] * reps            # 500 GB/s
+
+    def time_reduce(self, op, a, method, threads, buffers, warmup, reps):
+        self.reduce_calls.append((method, a.size, threads, buffers, warmup,
+                                  reps))
+        acc = np.int64 if a.dtype.kind == "i" else a.dtype.type
+        value = np.sum(a, dtype=acc)
+        if method in self.wrong:
+            value = value + acc(1)
+        step = LADDER.index(method) + 1
+        return value, [0.001 * (8 - step) * (1 + a.nbytes / 1e6)] * reps
+
+
+@pytest.fixture
+def fake_device(monkeypatch):
+    fake = _FakeDevice(wrong={"unroll_warp"})
+    for name in ("device_info", "time_copy", "time_reduce"):
+        monkeypatch.setattr(bench._cudareduce, name, getattr(fake, name))
+
+    def peer(name, ordinal):
+        if name == "cupy.sum":
+            return None, "not importable (fake)"
+
+        def timer(a, buffers, warmup, reps):
+            return np.sum(a, dtype=np.float64), [0.002] * reps
+        return timer, ""
+    monkeypatch.setattr(bench, "load_peer", peer)
+    return fake
+
+
+def test_run_with_a_fake_device(fake_device, capsys):
+    doc = bench.run(sizes=[1000, 1 << 16], peers=True, progress=True, seed=1)
+    bench.validate_document(doc)
+    assert doc["device"] == {"name": "fake GPU", "sm_count": 4,
+                             "l2_bytes": 1 << 20,
+                             "copy_gbps": pytest.approx(500.0)}
+    assert fake_device.copy_calls == [(bench.COPY_BYTES, bench.COPY_REPS)]
+    got = [(r["n"], r["method"], r["correct"]) for r in doc["results"]]
+    assert got == [(n, m, m != "unroll_warp") for n in (1000, 1 << 16)
+                   for m in LADDER + ["torch.sum"]]
+    wrong = [r for r in doc["results"] if not r["correct"]]
+    assert all(r["median_us"] is None and r["reps"] == 0 for r in wrong)
+    # the wrong method ran its pilot only: never timed
+    pilots = [c for c in fake_device.reduce_calls if c[0] == "unroll_warp"]
+    assert [c[3:] for c in pilots] == [(1, bench.PILOT_WARMUP,
+                                        bench.PILOT_REPS)] * 2
+    # the others: pilot, then the rotation over ceil(4 MiB / nbytes) buffers
+    timed = [c for c in fake_device.reduce_calls
+             if c[0] == "sequential" and c[3:] != (1, bench.PILOT_WARMUP,
+                                                  bench.PILOT_REPS)]
+    assert [c[3] for c in timed] == [
+        bench.rotation_buffers(4000, 1 << 20, 1 << 33),
+        bench.rotation_buffers(1 << 18, 1 << 20, 1 << 33)]
+    assert all(c[4] == bench.WARMUP for c in timed)
+    first = doc["results"][0]
+    assert first["median_us"] == pytest.approx(7.0 * (1 + 4000 / 1e6))
+    assert first["reps"] == bench.choose_reps(first["median_us"] / 1e3)
+    assert "WRONG" in bench.format_table(doc)
+    err = capsys.readouterr().err
+    assert "2/16" in err or "16/16" in err or "run" in err      # progress
+    assert "cupy.sum" not in err            # unavailable peer: silently skipped
+
+
+def test_run_single_size_no_progress_and_named_peer(fake_device, capsys):
+    doc = bench.run(methods=["multi_element", "cupy.sum", "torch.sum"],
+                    sizes=1 << 10, progress=True)
+    assert [r["method"] for r in doc["results"]] == ["multi_element",
+                                                    "torch.sum"]
+    err = capsys.readouterr().err
+    assert err.strip() == ("cudareduce.bench: cupy.sum skipped: not "
+                           "importable (fake)")
+
+
+def test_run_int_dtype_checks_exactly(fake_device):
+    doc = bench.run(sizes=[777], dtype="int32", peers=False, progress=False)
+    assert [r["correct"] for r in doc["results"]] == \
+        [m != "unroll_warp" for m in LADDER]
+
+
+def test_resolve_selection():
+    assert bench._resolve(None, True) == (LADDER, list(bench.PEERS), False)
+    assert bench._resolve(None, False) == (LADDER, [], False)
+    assert bench._resolve(["multi_element", "sequential"], True) == \
+        (["sequential", "multi_element"], list(bench.PEERS), False)
+    assert bench._resolve(["cupy.sum"], True) == ([], ["cupy.sum"], True)
+    assert bench._resolve(None, ["torch.sum"]) == (LADDER, ["torch.sum"], True)
+
+
+def test_is_peer():
+    assert bench.is_peer("torch.sum") and bench.is_peer("cupy.sum")
+    assert not any(bench.is_peer(m) for m in LADDER)
+
+
+def test_progress_fallback_without_tqdm(fake_device, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm", None)      # import fails
+    bench.run(methods=["sequential"], sizes=[1 << 10, 1 << 11], peers=False)
+    err = capsys.readouterr().err
+    assert "\r1/2 n=2^10 sequential" in err and "\r2/2 n=2^11 sequential" in err
