@@ -4,13 +4,8 @@
  * lookup), calls cuda/ with the GIL released, and turns cr_status codes into
  * Python exceptions.  No kernel code and no CUDA header here.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
-#include <numpy/arrayobject.h>
-
-#include "cudareduce.h"
+#define CUDAREDUCE_MODULE_C     /* the file that imports NumPy's API */
+#include "extension.h"
 
 typedef struct {
     PyObject *cuda_error;   /* cudareduce.CudaError */
@@ -20,53 +15,6 @@ static inline module_state *
 get_module_state(PyObject *module)
 {
     return (module_state *)PyModule_GetState(module);
-}
-
-/* NumPy dtypes the kernels take, matched by kind and size so that every
- * alias (int64, longlong, ...) and byte order of a type lands on one row. */
-typedef struct {
-    char kind;
-    int itemsize;
-    int typenum;        /* native NumPy type the data is brought to */
-    cr_type type;
-} dtype_entry;
-
-static const dtype_entry dtype_table[] = {
-    {'i', 4, NPY_INT32, CR_TYPE_INT32},
-    {'i', 8, NPY_INT64, CR_TYPE_INT64},
-    {'f', 4, NPY_FLOAT32, CR_TYPE_FLOAT32},
-    {'f', 8, NPY_FLOAT64, CR_TYPE_FLOAT64},
-};
-
-#define DTYPE_COUNT (sizeof(dtype_table) / sizeof(dtype_table[0]))
-
-static const char *const op_names[CR_OP_COUNT] = {"sum"};
-
-static const dtype_entry *
-lookup_dtype(PyArray_Descr *descr)
-{
-    for (size_t i = 0; i < DTYPE_COUNT; i++) {
-        if (descr->kind == dtype_table[i].kind
-            && PyDataType_ELSIZE(descr) == dtype_table[i].itemsize) {
-            return &dtype_table[i];
-        }
-    }
-    PyErr_Format(PyExc_TypeError,
-                 "cudareduce does not support dtype %R; supported dtypes: "
-                 "float32, float64, int32, int64", (PyObject *)descr);
-    return NULL;
-}
-
-/* The NumPy type number of a cr_type (accumulators and results). */
-static int
-typenum_of(cr_type type)
-{
-    for (size_t i = 0; i < DTYPE_COUNT; i++) {
-        if (dtype_table[i].type == type) {
-            return dtype_table[i].typenum;
-        }
-    }
-    return NPY_NOTYPE;
 }
 
 static int
@@ -98,12 +46,12 @@ parse_method(PyObject *name, cr_method *method)
 }
 
 static int
-parse_op(PyObject *name, cr_op *op)
+parse_op(PyObject *name, crpy_op *op)
 {
-    for (int o = 0; o < CR_OP_COUNT; o++) {
+    for (int o = 0; o < CRPY_OP_COUNT; o++) {
         if (PyUnicode_Check(name)
-            && PyUnicode_CompareWithASCIIString(name, op_names[o]) == 0) {
-            *op = (cr_op)o;
+            && PyUnicode_CompareWithASCIIString(name, crpy_op_name(o)) == 0) {
+            *op = (crpy_op)o;
             return 0;
         }
     }
@@ -158,106 +106,208 @@ raise_cr_error(module_state *state, cr_status status, const cr_error *failure)
     }
 }
 
-/* The array to reduce: any array-like, brought to a C-contiguous, aligned,
- * native-byte-order array of a supported dtype (a copy only if needed). */
-static PyArrayObject *
-acquire_input(PyObject *obj, const dtype_entry **entry)
+/* stream=: None, a cudaStream_t as an int (0: the legacy default stream),
+ * or a stream object of CuPy (.ptr), PyTorch (.cuda_stream) or any with
+ * the __cuda_stream__ protocol ((version, handle)). */
+static int
+parse_stream(PyObject *obj, int *given, uintptr_t *handle)
 {
-    PyArrayObject *array = NULL;
-    PyArrayObject *given = (PyArrayObject *)PyArray_FromAny(
-        obj, NULL, 0, 0, 0, NULL);
-    if (given == NULL) {
-        return NULL;
+    PyObject *value = NULL;
+    *given = 0;
+    if (obj == Py_None) {
+        return 0;
     }
-    *entry = lookup_dtype(PyArray_DESCR(given));
-    if (*entry != NULL) {
-        array = (PyArrayObject *)PyArray_FROM_OTF(
-            (PyObject *)given, (*entry)->typenum, NPY_ARRAY_IN_ARRAY);
+    if (PyLong_Check(obj) && !PyBool_Check(obj)) {
+        value = Py_NewRef(obj);
     }
-    Py_DECREF(given);
-    return array;
+    else if (PyObject_HasAttrString(obj, "__cuda_stream__")) {
+        PyObject *pair = PyObject_CallMethod(obj, "__cuda_stream__", NULL);
+        if (pair == NULL) {
+            return -1;
+        }
+        if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2) {
+            value = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
+        }
+        Py_DECREF(pair);
+    }
+    else if (PyObject_HasAttrString(obj, "cuda_stream")) {
+        value = PyObject_GetAttrString(obj, "cuda_stream");
+    }
+    else if (PyObject_HasAttrString(obj, "ptr")) {
+        value = PyObject_GetAttrString(obj, "ptr");
+    }
+    if (value == NULL || !PyLong_Check(value)) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "stream must be None, an int "
+                         "handle or a CUDA stream object (CuPy, PyTorch, "
+                         "__cuda_stream__), not %.100s", Py_TYPE(obj)->tp_name);
+        }
+        Py_XDECREF(value);
+        return -1;
+    }
+    unsigned long long h = PyLong_AsUnsignedLongLong(value);
+    Py_DECREF(value);
+    if (h == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "stream handle must be an int "
+                        ">= 0");
+        return -1;
+    }
+    *given = 1;
+    *handle = (uintptr_t)h;
+    return 0;
 }
 
 /* Large enough for any accumulator. */
 typedef union {
+    uint64_t u;
     int64_t i;
+    float f;
     double d;
 } result_value;
 
-/* Fills `request` from the Python arguments; returns the array that owns
- * request->data (a new reference), or NULL with an exception set. */
-static PyArrayObject *
-build_request(PyObject *op_name, PyObject *obj, PyObject *method_name,
-              PyObject *threads_obj, cr_request *request)
-{
-    const dtype_entry *entry = NULL;
-    PyArrayObject *array;
-
-    if (parse_op(op_name, &request->op) < 0
-        || parse_method(method_name, &request->method) < 0
-        || parse_threads(threads_obj, &request->threads) < 0) {
-        return NULL;
-    }
-    array = acquire_input(obj, &entry);
-    if (array == NULL) {
-        return NULL;
-    }
-    request->data = PyArray_DATA(array);
-    request->n = (int64_t)PyArray_SIZE(array);
-    request->type = entry->type;
-    return array;
-}
-
-/* The result as a NumPy scalar of the request's result dtype. */
+/* The value at `value`, of NumPy type `from`, as a NumPy scalar of type
+ * `to` (an unsafe cast, as numpy.sum's dtype= does: integers keep their
+ * low bits). */
 static PyObject *
-box_result(const cr_request *request, result_value *value)
+scalar_as(const void *value, int from, int to)
 {
-    PyArray_Descr *descr = PyArray_DescrFromType(
-        typenum_of(cr_accumulator_type(request->type, request->op)));
+    PyArray_Descr *descr = PyArray_DescrFromType(from);
     if (descr == NULL) {
         return NULL;
     }
-    PyObject *scalar = PyArray_Scalar(value, descr, NULL);
+    PyObject *scalar = PyArray_Scalar((void *)value, descr, NULL);
     Py_DECREF(descr);
-    return scalar;
+    if (scalar == NULL || from == to) {
+        return scalar;
+    }
+    PyObject *array = PyArray_FromScalar(scalar, NULL);
+    Py_DECREF(scalar);
+    if (array == NULL || (descr = PyArray_DescrFromType(to)) == NULL) {
+        Py_XDECREF(array);
+        return NULL;
+    }
+    PyObject *cast = PyArray_CastToType((PyArrayObject *)array, descr, 0);
+    Py_DECREF(array);
+    return cast == NULL ? NULL : PyArray_Return((PyArrayObject *)cast);
 }
 
+/* The result of `op` as a NumPy scalar of `result`'s dtype: the
+ * accumulator's value, or for a mean that value over n (NaN, with
+ * NumPy's warning, for n == 0). */
+static PyObject *
+box_result(crpy_op op, const crpy_dtype *result, cr_type acc,
+           const result_value *value, int64_t n)
+{
+    if (op != CRPY_MEAN) {
+        return scalar_as(value, crpy_dtype_of_type(acc)->typenum,
+                         result->typenum);
+    }
+    /* Level 2: the warning points at the caller of cudareduce.mean. */
+    if (n == 0 && PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice.",
+                               2) < 0) {
+        return NULL;
+    }
+    if (acc == CR_TYPE_FLOAT32) {
+        /* numpy.mean divides a float32 sum in float32. */
+        float quotient = value->f / (float)n;
+        return scalar_as(&quotient, NPY_FLOAT32, result->typenum);
+    }
+    double sum = acc == CR_TYPE_FLOAT64 ? value->d
+                 : acc == CR_TYPE_UINT64 ? (double)value->u
+                 : (double)value->i;
+    double quotient = sum / (double)n;
+    return scalar_as(&quotient, NPY_FLOAT64, result->typenum);
+}
+
+/* The per-thread default stream, the interface's value 2: it orders
+ * itself after the legacy default stream, where producers that report no
+ * stream (Numba) queue their work. */
+#define PER_THREAD_STREAM 2
+
 PyDoc_STRVAR(reduce_doc,
-"reduce(op, a, method, threads)\n--\n\n"
-"Reduce all elements of the array-like `a` with operator `op` on the GPU;\n"
-"returns a NumPy scalar of NumPy's result dtype.");
+"reduce(op, a, method, threads, dtype=None, stream=None)\n--\n\n"
+"Reduce all elements of the array-like `a` with operator `op` ('sum',\n"
+"'mean', 'min', 'max') on the GPU; returns a NumPy scalar of NumPy's\n"
+"result dtype (or `dtype`).  Device arrays (__cuda_array_interface__,\n"
+"DLPack) are read in place.");
 
 static PyObject *
 cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"op", "a", "method", "threads", NULL};
+    static char *keywords[] = {"op", "a", "method", "threads", "dtype",
+                               "stream", NULL};
     PyObject *op_name, *obj, *method_name, *threads_obj;
-    PyArrayObject *array;
+    PyObject *dtype_obj = Py_None, *stream_obj = Py_None;
+    PyArray_Descr *requested = NULL;
     PyObject *result = NULL;
-    cr_request request;
+    const crpy_dtype *result_dtype;
+    crpy_input input = {0};
+    crpy_op op;
+    int stream_given = 0;
+    uintptr_t stream = PER_THREAD_STREAM;
+    cr_request request = {0};
     cr_error failure;
     cr_status status;
-    result_value value;
+    result_value value = {0};
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO:reduce", keywords,
-                                     &op_name, &obj, &method_name,
-                                     &threads_obj)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OO:reduce",
+                                     keywords, &op_name, &obj, &method_name,
+                                     &threads_obj, &dtype_obj,
+                                     &stream_obj)) {
         return NULL;
     }
-    array = build_request(op_name, obj, method_name, threads_obj, &request);
-    if (array == NULL) {
+    if (parse_op(op_name, &op) < 0
+        || parse_method(method_name, &request.method) < 0
+        || parse_threads(threads_obj, &request.threads) < 0
+        || parse_stream(stream_obj, &stream_given, &stream) < 0) {
         return NULL;
     }
+    if (dtype_obj != Py_None
+        && !PyArray_DescrConverter2(dtype_obj, &requested)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "dtype must be a NumPy dtype, not "
+                     "%R", dtype_obj);
+        return NULL;
+    }
+    if (crpy_acquire_input(obj, stream_given, stream, &input) < 0) {
+        goto error;
+    }
+    result_dtype = crpy_result_dtype(op, input.dtype, requested);
+    if (result_dtype == NULL) {
+        goto error;
+    }
+    /* Run on the caller's stream, after the producer's work; else on the
+     * producer's stream itself. */
+    if (input.has_producer_stream) {
+        if (stream_given) {
+            request.wait = input.producer_stream != stream;
+            request.wait_stream = input.producer_stream;
+        }
+        else {
+            stream = input.producer_stream;
+        }
+    }
+    request.data = input.data;
+    request.layout = input.location == CR_DEVICE ? &input.layout : NULL;
+    request.n = input.n;
+    request.type = input.dtype->type;
+    request.op = crpy_kernel_op(op);
+    request.acc = cr_accumulator_type(result_dtype->type, request.op);
+    request.location = input.location;
+    request.stream = stream;
     Py_BEGIN_ALLOW_THREADS
-    status = cr_reduce_host(&request, &value, &failure);
+    status = cr_reduce(&request, &value, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
         raise_cr_error(get_module_state(module), status, &failure);
+        goto error;
     }
-    else {
-        result = box_result(&request, &value);
-    }
-    Py_DECREF(array);
+    result = box_result(op, result_dtype, request.acc, &value, request.n);
+
+error:
+    crpy_release_input(&input);
+    Py_XDECREF(requested);
     return result;
 }
 
@@ -290,13 +340,16 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     static char *keywords[] = {"op", "a", "method", "threads", "buffers",
                                "warmup", "reps", NULL};
     PyObject *op_name, *obj, *method_name, *threads_obj;
-    PyArrayObject *array = NULL;
     PyObject *scalar = NULL, *times = NULL, *result = NULL;
+    const crpy_dtype *result_dtype;
+    crpy_input input = {0};
+    crpy_op op;
     float *times_ms = NULL;
-    cr_timing_request timing;
+    cr_timing_request timing = {0};
+    cr_request *request = &timing.request;
     cr_error failure;
     cr_status status;
-    result_value value;
+    result_value value = {0};
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiii:time_reduce",
                                      keywords, &op_name, &obj, &method_name,
@@ -308,11 +361,25 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_ValueError, "reps must be >= 1");
         return NULL;
     }
-    array = build_request(op_name, obj, method_name, threads_obj,
-                          &timing.request);
-    if (array == NULL) {
+    if (parse_op(op_name, &op) < 0
+        || parse_method(method_name, &request->method) < 0
+        || parse_threads(threads_obj, &request->threads) < 0
+        || crpy_acquire_input(obj, 0, 0, &input) < 0) {
+        return NULL;
+    }
+    if (input.location != CR_HOST) {
+        PyErr_SetString(PyExc_ValueError, "time_reduce takes a host array");
         goto error;
     }
+    if ((result_dtype = crpy_result_dtype(op, input.dtype, NULL)) == NULL) {
+        goto error;
+    }
+    request->data = input.data;
+    request->n = input.n;
+    request->type = input.dtype->type;
+    request->op = crpy_kernel_op(op);
+    request->acc = cr_accumulator_type(result_dtype->type, request->op);
+    request->location = CR_HOST;
     times_ms = PyMem_Calloc((size_t)timing.reps, sizeof(float));
     if (times_ms == NULL) {
         PyErr_NoMemory();
@@ -325,7 +392,7 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         raise_cr_error(get_module_state(module), status, &failure);
         goto error;
     }
-    scalar = box_result(&timing.request, &value);
+    scalar = box_result(op, result_dtype, request->acc, &value, request->n);
     times = times_to_list(times_ms, timing.reps);
     if (scalar != NULL && times != NULL) {
         result = PyTuple_Pack(2, scalar, times);
@@ -335,7 +402,7 @@ error:
     Py_XDECREF(scalar);
     Py_XDECREF(times);
     PyMem_Free(times_ms);
-    Py_XDECREF(array);
+    crpy_release_input(&input);
     return result;
 }
 
@@ -394,7 +461,7 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
     PyObject *method_name, *threads_obj, *sm_count_obj;
     PyArray_Descr *descr = NULL;
     PyObject *passes = NULL;
-    const dtype_entry *entry;
+    const crpy_dtype *dtype;
     cr_method method;
     int threads;
     int sm_count = 0;
@@ -410,7 +477,7 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     if (parse_method(method_name, &method) < 0
         || parse_threads(threads_obj, &threads) < 0
-        || (entry = lookup_dtype(descr)) == NULL) {
+        || (dtype = crpy_lookup_dtype(descr)) == NULL) {
         goto error;
     }
     /* Before any device query: a bad n is the caller's error, GPU or not. */
@@ -446,7 +513,8 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
         }
         sm_count = info.sm_count;
     }
-    cr_type acc = cr_accumulator_type(entry->type, CR_OP_SUM);
+    const crpy_dtype *sum_dtype = crpy_result_dtype(CRPY_SUM, dtype, NULL);
+    cr_type acc = cr_accumulator_type(sum_dtype->type, CR_OP_SUM);
     status = cr_plan_launch(n, method, threads, cr_type_size(acc),
                             sm_count, &plan, &failure);
     if (status != CR_OK) {

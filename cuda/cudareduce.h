@@ -28,17 +28,29 @@ typedef enum {
     CR_METHOD_COUNT
 } cr_method;
 
-/* Element types.  The accumulator of a reduction is one of these too. */
+/* Element types (NumPy's numeric dtypes).  The accumulator of a reduction
+ * is one of these too. */
 typedef enum {
-    CR_TYPE_INT32 = 0,
+    CR_TYPE_BOOL = 0,
+    CR_TYPE_INT8,
+    CR_TYPE_INT16,
+    CR_TYPE_INT32,
     CR_TYPE_INT64,
+    CR_TYPE_UINT8,
+    CR_TYPE_UINT16,
+    CR_TYPE_UINT32,
+    CR_TYPE_UINT64,
+    CR_TYPE_FLOAT16,
     CR_TYPE_FLOAT32,
     CR_TYPE_FLOAT64,
     CR_TYPE_COUNT
 } cr_type;
 
+/* Operators.  A mean is a sum divided on the host. */
 typedef enum {
     CR_OP_SUM = 0,
+    CR_OP_MIN,
+    CR_OP_MAX,
     CR_OP_COUNT
 } cr_op;
 
@@ -94,9 +106,12 @@ int cr_method_elements_per_thread(cr_method method);
 
 /* Size in bytes of an element type; 0 for an invalid one. */
 size_t cr_type_size(cr_type type);
-/* The accumulator (and result) type of reducing `type` with `op`, by
- * NumPy's rules: int32 sums accumulate in int64, floats in their own type. */
-cr_type cr_accumulator_type(cr_type type, cr_op op);
+/* The accumulator of reducing into `result` with `op`: a sum of any integer
+ * result accumulates in 64 bits (wrapping, as NumPy's does; the result is
+ * its low bits), of float16 or float32 in float32, of float64 in float64;
+ * min and max keep the result type (float16 compared as float32).  The
+ * element type is converted straight to it. */
+cr_type cr_accumulator_type(cr_type result, cr_op op);
 
 /* Plans the passes of reducing n elements whose accumulator is acc_size
  * bytes.  sm_count is used only where cr_method_needs_sm_count() says so
@@ -104,6 +119,34 @@ cr_type cr_accumulator_type(cr_type type, cr_op op);
 cr_status cr_plan_launch(int64_t n, cr_method method, int threads,
                          size_t acc_size, int sm_count, cr_plan *plan,
                          cr_error *error);
+
+/* A strided array, as the __cuda_array_interface__ or DLPack gives it:
+ * shape and strides in bytes (strides may be negative or 0).  The elements
+ * a reduction reads do not depend on their order, so the layout is
+ * simplified to an equivalent one: size-1 dimensions dropped, negative
+ * strides flipped (moving the base), dimensions sorted by decreasing
+ * stride and merged where they are contiguous.  contiguous then says
+ * whether n elements from data + offset are exactly the array. */
+#define CR_MAX_DIMS 64
+
+typedef struct {
+    int64_t n;              /* number of elements */
+    int ndim;               /* after simplification, 0 for a scalar */
+    int64_t shape[CR_MAX_DIMS];
+    int64_t strides[CR_MAX_DIMS];   /* bytes, >= 0, decreasing */
+    int64_t offset;         /* bytes from the given pointer to the lowest
+                             * address of an element */
+    int contiguous;
+} cr_layout;
+
+/* Checks and simplifies a layout (strides NULL: C-contiguous).  Refuses,
+ * with CR_ERR_INVALID and a message: a negative extent, a size that
+ * overflows, strides not a multiple of the item size, and strides under
+ * which distinct elements overlap (stride 0, broadcasting, is allowed).
+ * Plain C: no CUDA call. */
+cr_status cr_plan_layout(int ndim, const int64_t *shape,
+                         const int64_t *strides, size_t itemsize,
+                         cr_layout *layout, cr_error *error);
 
 /* Facts about the current device. */
 typedef struct {
@@ -116,26 +159,44 @@ typedef struct {
 
 cr_status cr_device_query(cr_device_info *info, cr_error *error);
 
-/* One reduction of host memory: copy n elements at `data` to the device,
- * reduce them there with `method`, and write the single result (of the
- * accumulator type, cr_type_size() bytes) to `result`.  For n == 0 the
- * result is the operator's identity and the GPU is not touched.  Blocks the
+/* One reduction, writing the single result (of the accumulator type
+ * `acc`, cr_type_size(acc) bytes) to `result`.
+ *
+ * Host data (CR_HOST, contiguous) is copied to the device first.  Device
+ * data (CR_DEVICE) must be memory of the current device; it is read in
+ * place when its layout is contiguous, else gathered into a contiguous
+ * buffer on the device first.  The work runs on `stream` (a cudaStream_t
+ * handle: 0 the legacy default stream, 1 and 2 as in the CUDA array
+ * interface); when `wait` is set, it first waits, through an event, for
+ * the work queued so far on `wait_stream` (the producer's).  For n == 0 a
+ * sum is 0 and min/max are an error; the GPU is not touched.  Blocks the
  * calling thread until the result is on the host; call it with the GIL
- * released.  Frees every device allocation on every path. */
+ * released.  Frees every allocation on every path. */
+typedef enum {
+    CR_HOST = 0,
+    CR_DEVICE
+} cr_location;
+
 typedef struct {
     const void *data;
+    const cr_layout *layout;    /* NULL: n contiguous elements at data */
     int64_t n;
-    cr_type type;
+    cr_type type;               /* the elements' */
+    cr_type acc;                /* from cr_accumulator_type() */
     cr_op op;
     cr_method method;
     int threads;
+    cr_location location;
+    uintptr_t stream;
+    int wait;
+    uintptr_t wait_stream;
 } cr_request;
 
-cr_status cr_reduce_host(const cr_request *request, void *result,
-                         cr_error *error);
+cr_status cr_reduce(const cr_request *request, void *result,
+                    cr_error *error);
 
-/* Kernel timing for the bench, on device-resident data: the host array of
- * `request` is copied to `buffers` device buffers once; after `warmup`
+/* Kernel timing for the bench, on device-resident data: the contiguous
+ * host array of `request` is copied to `buffers` device buffers once; after `warmup`
  * untimed runs, each of `reps` runs reduces the next buffer in turn, its
  * passes bracketed by CUDA events; times_ms[r] is run r's time.  The result
  * of the last run is written to `result`, for checking. */

@@ -7,13 +7,15 @@
  * the paper, kept the same on every step so that neighbours still differ by
  * one idea: indices are 64-bit (n > 2^31 works), reads past n are replaced by
  * the operator's identity (any n, no out-of-bounds loads), elements are
- * converted to Acc before the first combine (int32 sums in int64, as NumPy),
- * and the warp-synchronous steps are correct on Volta and newer.
+ * converted to Acc before the first combine (small integer sums in 64 bits,
+ * as NumPy), and the warp-synchronous steps are correct on Volta and newer.
  */
 #ifndef CUDAREDUCE_LADDER_CUH
 #define CUDAREDUCE_LADDER_CUH
 
 #include <cstdint>
+
+#include "operators.cuh"
 
 /* One byte array viewed as the accumulator type: `extern __shared__ Acc
  * s[]` would declare the same symbol with different types per instance. */
@@ -28,7 +30,7 @@ __device__ Acc *shared_partials()
 template <class T, class Op, class Acc = decltype(Op::identity())>
 __device__ Acc load_or_identity(const T *in, int64_t i, int64_t n)
 {
-    return i < n ? Acc(in[i]) : Op::identity();
+    return i < n ? to_accumulator<Acc>(in[i]) : Op::identity();
 }
 
 /* Step 1, interleaved_divergent: one element per thread into shared memory,

@@ -40,11 +40,15 @@ static const cr_method_info method_table[CR_METHOD_COUNT] = {
      "grid sized from the SM count", 2, 1},
 };
 
-static const size_t type_sizes[CR_TYPE_COUNT] = {4, 8, 4, 8};
+static const size_t type_sizes[CR_TYPE_COUNT] = {
+    1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8,
+};
 
-/* NumPy's accumulator for a sum: the platform integer for ints. */
+/* A sum's accumulator per result type (see cr_accumulator_type). */
 static const cr_type sum_accumulators[CR_TYPE_COUNT] = {
-    CR_TYPE_INT64, CR_TYPE_INT64, CR_TYPE_FLOAT32, CR_TYPE_FLOAT64,
+    CR_TYPE_INT64, CR_TYPE_INT64, CR_TYPE_INT64, CR_TYPE_INT64,
+    CR_TYPE_INT64, CR_TYPE_UINT64, CR_TYPE_UINT64, CR_TYPE_UINT64,
+    CR_TYPE_UINT64, CR_TYPE_FLOAT32, CR_TYPE_FLOAT32, CR_TYPE_FLOAT64,
 };
 
 static int
@@ -88,10 +92,15 @@ cr_type_size(cr_type type)
 }
 
 cr_type
-cr_accumulator_type(cr_type type, cr_op op)
+cr_accumulator_type(cr_type result, cr_op op)
 {
-    (void)op;   /* only sum exists; min/max will keep the input type */
-    return sum_accumulators[type];
+    if ((int)result < 0 || result >= CR_TYPE_COUNT) {
+        return CR_TYPE_COUNT;
+    }
+    if (op == CR_OP_SUM) {
+        return sum_accumulators[result];
+    }
+    return result == CR_TYPE_FLOAT16 ? CR_TYPE_FLOAT32 : result;
 }
 
 static cr_status
@@ -164,6 +173,120 @@ cr_plan_launch(int64_t n, cr_method method, int threads, size_t acc_size,
         }
         pass->shared_bytes = (size_t)threads * acc_size;
         n_in = blocks == 1 ? 0 : blocks;
+    }
+    return CR_OK;
+}
+
+/* |a| * b fits in int64 (a, b >= 0). */
+static int
+mul_fits(int64_t a, int64_t b)
+{
+    return a == 0 || b <= INT64_MAX / a;
+}
+
+cr_status
+cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
+               size_t itemsize, cr_layout *layout, cr_error *error)
+{
+    const int64_t item = (int64_t)itemsize;
+    int64_t n = 1;
+
+    if (ndim < 0 || ndim > CR_MAX_DIMS) {
+        return plan_error(error, "arrays of at most 64 dimensions");
+    }
+    if (item <= 0) {
+        return plan_error(error, "invalid item size");
+    }
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) {
+            return plan_error(error, "shape entries must be >= 0");
+        }
+        if (!mul_fits(n, shape[d])) {
+            return plan_error(error, "the number of elements overflows");
+        }
+        n *= shape[d];
+    }
+    if (n > CR_MAX_ELEMENTS || !mul_fits(n, item)) {
+        return plan_error(error, "the array's byte size overflows");
+    }
+    memset(layout, 0, sizeof(*layout));
+    layout->n = n;
+    if (strides == NULL || n == 0) {
+        layout->contiguous = 1;
+        if (n > 0) {
+            layout->ndim = 1;
+            layout->shape[0] = n;
+            layout->strides[0] = item;
+        }
+        return CR_OK;
+    }
+    /* Keep the dimensions that matter, strides made non-negative. */
+    for (int d = 0; d < ndim; d++) {
+        int64_t stride = strides[d];
+        if (stride % item != 0) {
+            return plan_error(error, "strides must be multiples of the "
+                                     "item size");
+        }
+        if (shape[d] == 1) {
+            continue;
+        }
+        if (stride < 0) {
+            if (stride == INT64_MIN
+                || !mul_fits(shape[d] - 1, -stride)) {
+                return plan_error(error, "strides overflow");
+            }
+            layout->offset += (shape[d] - 1) * stride;
+            stride = -stride;
+        }
+        else if (!mul_fits(shape[d] - 1, stride)) {
+            return plan_error(error, "strides overflow");
+        }
+        int k = layout->ndim++;
+        /* Insertion sort by decreasing stride. */
+        while (k > 0 && layout->strides[k - 1] < stride) {
+            layout->strides[k] = layout->strides[k - 1];
+            layout->shape[k] = layout->shape[k - 1];
+            k--;
+        }
+        layout->strides[k] = stride;
+        layout->shape[k] = shape[d];
+    }
+    /* Distinct elements must not overlap: from the innermost dimension
+     * out, each (non-broadcast) stride must step over everything inside
+     * it.  Broadcast dimensions (stride 0) sort innermost. */
+    int64_t extent = item;
+    for (int k = layout->ndim - 1; k >= 0; k--) {
+        if (layout->strides[k] == 0) {
+            continue;
+        }
+        if (layout->strides[k] < extent) {
+            return plan_error(error, "strides make distinct elements "
+                                     "overlap");
+        }
+        extent = layout->strides[k] * layout->shape[k];
+    }
+    /* Merge a dimension into the one outside it where they are one run. */
+    int merged = 0;
+    for (int k = 0; k < layout->ndim; k++) {
+        if (merged > 0 && layout->strides[merged - 1]
+                              == layout->strides[k] * layout->shape[k]) {
+            layout->shape[merged - 1] *= layout->shape[k];
+            layout->strides[merged - 1] = layout->strides[k];
+        }
+        else {
+            layout->shape[merged] = layout->shape[k];
+            layout->strides[merged] = layout->strides[k];
+            merged++;
+        }
+    }
+    layout->ndim = merged;
+    layout->contiguous = merged == 0
+        || (merged == 1 && layout->strides[0] == item);
+    if (merged == 0) {
+        /* Every dimension had size 1: a single element. */
+        layout->ndim = 1;
+        layout->shape[0] = 1;
+        layout->strides[0] = item;
     }
     return CR_OK;
 }

@@ -1,8 +1,7 @@
-/* reduce.cu: dispatch of the ladder kernels and the C entry points that
- * drive them (cr_reduce_host, cr_device_query).
- *
- * Two tables, one lookup each: by element type and operator to a typed
- * driver, and, inside it, by method and block size to a kernel.
+/* reduce.cu: the C entry points of the CUDA layer (cr_reduce,
+ * cr_time_reduce, cr_time_copy, cr_device_query) and the one dispatch
+ * table, from (element type, accumulator, operator) to the typed passes.
+ * Everything here works on bytes; only run_passes is typed.
  */
 #include <climits>
 #include <cstdio>
@@ -10,8 +9,8 @@
 
 #include "check.cuh"
 #include "cudareduce.h"
-#include "ladder.cuh"
-#include "operators.cuh"
+#include "gather.cuh"
+#include "passes.cuh"
 
 cr_status
 cr_record_cuda_error(cudaError_t code, const char *call, cr_error *error)
@@ -32,164 +31,261 @@ cr_record_cuda_error(cudaError_t code, const char *call, cr_error *error)
     }
 }
 
-template <class T, class Acc>
-using kernel_fn = void (*)(const T *, Acc *, int64_t);
-
-#define CR_BLOCK_SIZES 5    /* 64, 128, 256, 512, 1024 */
-
-static int
-block_size_index(int threads)
+static cr_status
+invalid(cr_error *error, const char *message)
 {
-    int index = 0;
-    while ((CR_MIN_THREADS << index) < threads) {
-        index++;
-    }
-    return index;
+    error->cuda_code = 0;
+    snprintf(error->message, sizeof(error->message), "%s", message);
+    return CR_ERR_INVALID;
 }
 
-/* [method][block size] -> kernel.  Steps 1-5 read blockDim at run time, so
- * one instance serves every block size; 6 and 7 take it as a template. */
-template <class T, class Acc, class Op>
-struct kernel_table {
-#define CR_SAME_KERNEL(k) {k<T, Acc, Op>, k<T, Acc, Op>, k<T, Acc, Op>, \
-                           k<T, Acc, Op>, k<T, Acc, Op>}
-#define CR_BLOCK_KERNEL(k) {k<64, T, Acc, Op>, k<128, T, Acc, Op>,      \
-                            k<256, T, Acc, Op>, k<512, T, Acc, Op>,     \
-                            k<1024, T, Acc, Op>}
-    static constexpr kernel_fn<T, Acc> kernels[CR_METHOD_COUNT]
-                                              [CR_BLOCK_SIZES] = {
-        CR_SAME_KERNEL(reduce_interleaved_divergent),
-        CR_SAME_KERNEL(reduce_interleaved_bank_conflict),
-        CR_SAME_KERNEL(reduce_sequential),
-        CR_SAME_KERNEL(reduce_first_add),
-        CR_SAME_KERNEL(reduce_unroll_warp),
-        CR_BLOCK_KERNEL(reduce_unroll_complete),
-        CR_BLOCK_KERNEL(reduce_multi_element),
-    };
-#undef CR_SAME_KERNEL
-#undef CR_BLOCK_KERNEL
+typedef struct {
+    cr_type type;
+    cr_type acc;
+    cr_op op;
+    cr_passes_fn run_passes;
+} dispatch_entry;
+
+#define CR_ENTRY(TYPE, ACC, OP, T, Acc, Op) \
+    {TYPE, ACC, OP, run_passes<T, Acc, Op>}
+
+/* The instances of kernels_*.cu, by the cr_types they serve. */
+#define CR_SUM_INTEGER_ENTRIES(TYPE, T)                                   \
+    CR_ENTRY(TYPE, CR_TYPE_INT64, CR_OP_SUM, T, uint64_t, SumOp<uint64_t>), \
+    CR_ENTRY(TYPE, CR_TYPE_UINT64, CR_OP_SUM, T, uint64_t,               \
+             SumOp<uint64_t>),                                            \
+    CR_ENTRY(TYPE, CR_TYPE_FLOAT32, CR_OP_SUM, T, float, SumOp<float>),   \
+    CR_ENTRY(TYPE, CR_TYPE_FLOAT64, CR_OP_SUM, T, double, SumOp<double>)
+#define CR_SUM_FLOAT_ENTRIES(TYPE, T)                                     \
+    CR_ENTRY(TYPE, CR_TYPE_FLOAT32, CR_OP_SUM, T, float, SumOp<float>),   \
+    CR_ENTRY(TYPE, CR_TYPE_FLOAT64, CR_OP_SUM, T, double, SumOp<double>)
+#define CR_MIN_MAX_ENTRIES(TYPE, T, ACC, Acc)                             \
+    CR_ENTRY(TYPE, ACC, CR_OP_MIN, T, Acc, MinOp<Acc>),                   \
+    CR_ENTRY(TYPE, ACC, CR_OP_MAX, T, Acc, MaxOp<Acc>)
+
+static const dispatch_entry dispatch_table[] = {
+    CR_SUM_INTEGER_ENTRIES(CR_TYPE_BOOL, bool),
+    CR_SUM_INTEGER_ENTRIES(CR_TYPE_INT8, int8_t),
+    CR_SUM_INTEGER_ENTRIES(CR_TYPE_INT16, int16_t),
+    CR_SUM_INTEGER_ENTRIES(CR_TYPE_INT32, int32_t),
+    CR_SUM_INTEGER_ENTRIES(CR_TYPE_INT64, int64_t),
+    CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT8, uint8_t),
+    CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT16, uint16_t),
+    CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT32, uint32_t),
+    CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT64, uint64_t),
+    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT16, __half),
+    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT32, float),
+    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT64, double),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_BOOL, bool, CR_TYPE_BOOL, bool),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_INT8, int8_t, CR_TYPE_INT8, int8_t),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_INT16, int16_t, CR_TYPE_INT16, int16_t),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_INT32, int32_t, CR_TYPE_INT32, int32_t),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_INT64, int64_t, CR_TYPE_INT64, int64_t),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_UINT8, uint8_t, CR_TYPE_UINT8, uint8_t),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_UINT16, uint16_t, CR_TYPE_UINT16, uint16_t),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_UINT32, uint32_t, CR_TYPE_UINT32, uint32_t),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_UINT64, uint64_t, CR_TYPE_UINT64, uint64_t),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_FLOAT16, __half, CR_TYPE_FLOAT32, float),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_FLOAT32, float, CR_TYPE_FLOAT32, float),
+    CR_MIN_MAX_ENTRIES(CR_TYPE_FLOAT64, double, CR_TYPE_FLOAT64, double),
 };
 
-/* Launches one pass.  A grid is at most 2^31 - 1 blocks wide; a wider pass
- * (only steps 1-6 on > 2^37 elements) is cut into launches, each seeing
- * its slice of the input and of the output. */
-template <class T, class Acc, class Op>
+#define DISPATCH_COUNT (sizeof(dispatch_table) / sizeof(dispatch_table[0]))
+
+static cr_passes_fn
+lookup_passes(const cr_request *request, cr_error *error)
+{
+    for (size_t i = 0; i < DISPATCH_COUNT; i++) {
+        const dispatch_entry *entry = &dispatch_table[i];
+        if (entry->type == request->type && entry->acc == request->acc
+            && entry->op == request->op) {
+            return entry->run_passes;
+        }
+    }
+    (void)invalid(error, "no kernel for this element type, accumulator "
+                         "and operator");
+    return NULL;
+}
+
+/* The plan of a request on the current device. */
 static cr_status
-launch_pass(cr_method method, const cr_pass *pass, const T *in, Acc *out,
-            cudaStream_t stream, cr_error *error)
+plan_request(const cr_request *request, cr_plan *plan, cr_error *error)
 {
     cr_status status = CR_OK;
-    kernel_fn<T, Acc> kernel = kernel_table<T, Acc, Op>::kernels
-        [method][block_size_index(pass->threads)];
-    const int64_t per_block =
-        (int64_t)pass->threads * cr_method_elements_per_thread(method);
-    for (int64_t first = 0; first < pass->blocks; first += INT_MAX) {
-        int64_t grid = pass->blocks - first;
-        if (grid > INT_MAX) {
-            grid = INT_MAX;
-        }
-        const int64_t offset = first * per_block;
-        kernel<<<(unsigned int)grid, pass->threads, pass->shared_bytes,
-                 stream>>>(in + offset, out + first, pass->n_in - offset);
-        CR_CHECK(cudaGetLastError());
+    int device = 0;
+    int sm_count = 0;
+    CR_CHECK(cudaGetDevice(&device));
+    CR_CHECK(cudaDeviceGetAttribute(&sm_count,
+                                    cudaDevAttrMultiProcessorCount, device));
+    return cr_plan_launch(request->n, request->method, request->threads,
+                          cr_type_size(request->acc), sm_count, plan, error);
+error:
+    return status;
+}
+
+/* Device data must be memory the current device can read as its own: a
+ * host pointer (or another GPU's) would fault in the kernel, and a fault
+ * poisons the whole CUDA context, so it is refused up front. */
+static cr_status
+check_device_pointer(const void *data, cr_error *error)
+{
+    cr_status status = CR_OK;
+    cudaPointerAttributes attributes;
+    int device = 0;
+    CR_CHECK(cudaGetDevice(&device));
+    if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return invalid(error, "the data pointer is not CUDA memory");
+    }
+    if (attributes.type != cudaMemoryTypeDevice
+        && attributes.type != cudaMemoryTypeManaged) {
+        snprintf(error->message, sizeof(error->message),
+                 "the data pointer %p is %s, not device memory", data,
+                 attributes.type == cudaMemoryTypeHost
+                     ? "pinned host memory" : "host memory");
+        error->cuda_code = 0;
+        return CR_ERR_INVALID;
+    }
+    if (attributes.type == cudaMemoryTypeDevice
+        && attributes.device != device) {
+        snprintf(error->message, sizeof(error->message),
+                 "the data is on CUDA device %d, but the current device is "
+                 "%d: make device %d current first", attributes.device,
+                 device, attributes.device);
+        error->cuda_code = 0;
+        return CR_ERR_INVALID;
     }
     return CR_OK;
 error:
     return status;
 }
 
-/* The plan of a request on the current device. */
+/* Makes `stream` wait for the work queued so far on `producer`. */
 static cr_status
-plan_request(const cr_request *request, size_t acc_size, cr_plan *plan,
-             cr_error *error)
+wait_for_producer(cudaStream_t stream, cudaStream_t producer,
+                  cr_error *error)
 {
     cr_status status = CR_OK;
-    int count = 0;
-    int device = 0;
-    int sm_count = 0;
-    CR_CHECK(cudaGetDeviceCount(&count));
-    CR_CHECK(cudaGetDevice(&device));
-    CR_CHECK(cudaDeviceGetAttribute(&sm_count,
-                                    cudaDevAttrMultiProcessorCount, device));
-    return cr_plan_launch(request->n, request->method, request->threads,
-                          acc_size, sm_count, plan, error);
+    cudaEvent_t ready = NULL;
+    CR_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    CR_CHECK(cudaEventRecord(ready, producer));
+    CR_CHECK(cudaStreamWaitEvent(stream, ready, 0));
 error:
-    return status;
-}
-
-/* Partial results of every pass: pass 0 writes the first `blocks` slots,
- * later passes ping-pong between them and the slots after. */
-template <class Acc>
-static size_t
-workspace_bytes(const cr_plan *plan)
-{
-    int64_t slots = plan->pass[0].blocks
-        + (plan->count > 1 ? plan->pass[1].blocks : 0);
-    return (size_t)slots * sizeof(Acc);
-}
-
-/* Launches every pass of the plan on `stream`: pass 0 reads T, later passes
- * re-reduce the Acc partials.  *final points at the one result. */
-template <class T, class Op, class Acc = decltype(Op::identity())>
-static cr_status
-run_passes(cr_method method, const cr_plan *plan, const T *in,
-           Acc *workspace, cudaStream_t stream, Acc **final, cr_error *error)
-{
-    Acc *buffers[2] = {workspace, workspace + plan->pass[0].blocks};
-    cr_status status = launch_pass<T, Acc, Op>(method, &plan->pass[0], in,
-                                               buffers[0], stream, error);
-    for (int p = 1; status == CR_OK && p < plan->count; p++) {
-        status = launch_pass<Acc, Acc, Op>(method, &plan->pass[p],
-                                           buffers[(p - 1) % 2],
-                                           buffers[p % 2], stream, error);
+    if (ready != NULL) {
+        (void)cudaEventDestroy(ready);
     }
-    *final = buffers[(plan->count - 1) % 2];
     return status;
 }
 
-/* Copy the host array over, reduce, bring the one result back. */
-template <class T, class Op>
 static cr_status
-reduce_host_typed(const cr_request *request, void *result, cr_error *error)
+validate_request(const cr_request *request, cr_error *error)
 {
-    using Acc = decltype(Op::identity());
-    cr_status status = CR_OK;
-    cudaStream_t stream = cudaStreamPerThread;
-    T *device_in = NULL;
-    Acc *workspace = NULL;
-    Acc *final = NULL;
+    if ((int)request->type < 0 || request->type >= CR_TYPE_COUNT
+        || (int)request->op < 0 || request->op >= CR_OP_COUNT) {
+        return invalid(error, "invalid element type or operator");
+    }
+    if (request->n < 0 || request->n > CR_MAX_ELEMENTS) {
+        return invalid(error, "n must be from 0 to 2^62");
+    }
+    if (request->layout != NULL && request->layout->n != request->n) {
+        return invalid(error, "the layout does not match n");
+    }
+    if (request->n > 0 && request->data == NULL) {
+        return invalid(error, "a null data pointer with non-zero size");
+    }
+    return CR_OK;
+}
+
+extern "C" cr_status
+cr_reduce(const cr_request *request, void *result, cr_error *error)
+{
+    static const char *const op_names[CR_OP_COUNT] = {"add", "minimum",
+                                                      "maximum"};
+    cr_status status = validate_request(request, error);
+    cudaStream_t stream = (cudaStream_t)request->stream;
+    const size_t item = cr_type_size(request->type);
+    const size_t acc_size = cr_type_size(request->acc);
+    const int gather = request->location == CR_DEVICE
+        && request->layout != NULL && !request->layout->contiguous;
+    const int copy_in = request->location == CR_HOST || gather;
+    const unsigned char *in = NULL;
+    void *input_buffer = NULL;
+    void *workspace = NULL;
+    void *final = NULL;
+    cr_passes_fn run = NULL;
     cr_plan plan;
 
-    if (request->n == 0) {
-        const Acc identity = Op::identity();
-        memcpy(result, &identity, sizeof(Acc));
-        return CR_OK;
-    }
-    status = plan_request(request, sizeof(Acc), &plan, error);
     if (status != CR_OK) {
         return status;
     }
-    CR_CHECK(cudaMallocAsync((void **)&device_in,
-                             (size_t)request->n * sizeof(T), stream));
-    CR_CHECK(cudaMallocAsync((void **)&workspace,
-                             workspace_bytes<Acc>(&plan), stream));
-    CR_CHECK(cudaMemcpyAsync(device_in, request->data,
-                             (size_t)request->n * sizeof(T),
-                             cudaMemcpyHostToDevice, stream));
-    status = run_passes<T, Op>(request->method, &plan, device_in, workspace,
-                               stream, &final, error);
+    run = lookup_passes(request, error);
+    if (run == NULL) {
+        return CR_ERR_INVALID;
+    }
+    if (request->n == 0) {
+        if (request->op != CR_OP_SUM) {
+            snprintf(error->message, sizeof(error->message),
+                     "zero-size array to reduction operation %s which has "
+                     "no identity", op_names[request->op]);
+            error->cuda_code = 0;
+            return CR_ERR_INVALID;
+        }
+        memset(result, 0, acc_size);    /* 0 in every accumulator type */
+        return CR_OK;
+    }
+    in = static_cast<const unsigned char *>(request->data);
+    if (request->layout != NULL) {
+        in += request->layout->offset;
+    }
+    status = plan_request(request, &plan, error);
+    if (status != CR_OK) {
+        return status;
+    }
+    if (request->location == CR_DEVICE) {
+        status = check_device_pointer(in, error);
+        if (status != CR_OK) {
+            return status;
+        }
+    }
+    if (request->wait) {
+        status = wait_for_producer(stream, (cudaStream_t)request->wait_stream,
+                                   error);
+        if (status != CR_OK) {
+            goto error;
+        }
+    }
+    if (copy_in) {
+        CR_CHECK(cudaMallocAsync(&input_buffer, (size_t)request->n * item,
+                                 stream));
+    }
+    CR_CHECK(cudaMallocAsync(&workspace, workspace_bytes(&plan, acc_size),
+                             stream));
+    if (request->location == CR_HOST) {
+        CR_CHECK(cudaMemcpyAsync(input_buffer, in, (size_t)request->n * item,
+                                 cudaMemcpyHostToDevice, stream));
+    }
+    else if (gather) {
+        /* The gather reads from the layout's own base (data). */
+        status = cr_gather(request->data, request->layout, item,
+                           input_buffer, stream, error);
+        if (status != CR_OK) {
+            goto error;
+        }
+    }
+    status = run(request->method, &plan, copy_in ? input_buffer : in,
+                 workspace, stream, &final, error);
     if (status != CR_OK) {
         goto error;
     }
-    CR_CHECK(cudaMemcpyAsync(result, final, sizeof(Acc),
-                             cudaMemcpyDeviceToHost, stream));
+    CR_CHECK(cudaMemcpyAsync(result, final, acc_size, cudaMemcpyDeviceToHost,
+                             stream));
     CR_CHECK(cudaStreamSynchronize(stream));
 
 error:
     /* The first error is the one reported; freeing after it is best
      * effort (after a sticky error the context refuses everything). */
-    if (device_in != NULL) {
-        (void)cudaFreeAsync(device_in, stream);
+    if (input_buffer != NULL) {
+        (void)cudaFreeAsync(input_buffer, stream);
     }
     if (workspace != NULL) {
         (void)cudaFreeAsync(workspace, stream);
@@ -204,50 +300,56 @@ error:
  * array is copied to `buffers` device buffers once, and rep r reduces buffer
  * r % buffers, so that inputs larger in total than the L2 cache measure
  * memory, not cache.  Events bracket each rep's launches. */
-template <class T, class Op>
-static cr_status
-time_reduce_typed(const cr_timing_request *timing, float *times_ms,
-                  void *result, cr_error *error)
+extern "C" cr_status
+cr_time_reduce(const cr_timing_request *timing, float *times_ms,
+               void *result, cr_error *error)
 {
-    using Acc = decltype(Op::identity());
     const cr_request *request = &timing->request;
-    const size_t bytes = (size_t)request->n * sizeof(T);
-    cr_status status = CR_OK;
+    cr_status status = validate_request(request, error);
+    const size_t bytes = (size_t)request->n * cr_type_size(request->type);
+    const size_t acc_size = cr_type_size(request->acc);
     cudaStream_t stream = cudaStreamPerThread;
-    T *inputs = NULL;
-    Acc *workspace = NULL;
-    Acc *final = NULL;
+    unsigned char *inputs = NULL;
+    void *workspace = NULL;
+    void *final = NULL;
     cudaEvent_t events[2] = {NULL, NULL};
+    cr_passes_fn run = NULL;
     cr_plan plan;
 
-    if (request->n == 0 || timing->buffers < 1 || timing->reps < 1
-        || timing->warmup < 0) {
-        error->cuda_code = 0;
-        snprintf(error->message, sizeof(error->message),
-                 "timing needs n > 0, buffers >= 1, reps >= 1, warmup >= 0");
+    if (status != CR_OK) {
+        return status;
+    }
+    if (request->n == 0 || request->location != CR_HOST
+        || request->layout != NULL || timing->buffers < 1
+        || timing->reps < 1 || timing->warmup < 0) {
+        return invalid(error, "timing needs a contiguous host array of "
+                              "n > 0, buffers >= 1, reps >= 1, "
+                              "warmup >= 0");
+    }
+    run = lookup_passes(request, error);
+    if (run == NULL) {
         return CR_ERR_INVALID;
     }
-    status = plan_request(request, sizeof(Acc), &plan, error);
+    status = plan_request(request, &plan, error);
     if (status != CR_OK) {
         return status;
     }
     CR_CHECK(cudaMallocAsync((void **)&inputs, bytes * timing->buffers,
                              stream));
-    CR_CHECK(cudaMallocAsync((void **)&workspace,
-                             workspace_bytes<Acc>(&plan), stream));
+    CR_CHECK(cudaMallocAsync(&workspace, workspace_bytes(&plan, acc_size),
+                             stream));
     for (int b = 0; b < timing->buffers; b++) {
-        CR_CHECK(cudaMemcpyAsync(inputs + (size_t)b * request->n,
-                                 request->data, bytes,
-                                 cudaMemcpyHostToDevice, stream));
+        CR_CHECK(cudaMemcpyAsync(inputs + (size_t)b * bytes, request->data,
+                                 bytes, cudaMemcpyHostToDevice, stream));
     }
     CR_CHECK(cudaEventCreate(&events[0]));
     CR_CHECK(cudaEventCreate(&events[1]));
     for (int r = -timing->warmup; r < timing->reps; r++) {
-        const T *in = inputs + (size_t)((r + timing->warmup)
-                                        % timing->buffers) * request->n;
+        const unsigned char *in = inputs + (size_t)((r + timing->warmup)
+                                                    % timing->buffers) * bytes;
         CR_CHECK(cudaEventRecord(events[0], stream));
-        status = run_passes<T, Op>(request->method, &plan, in, workspace,
-                                   stream, &final, error);
+        status = run(request->method, &plan, in, workspace, stream, &final,
+                     error);
         if (status != CR_OK) {
             goto error;
         }
@@ -258,8 +360,8 @@ time_reduce_typed(const cr_timing_request *timing, float *times_ms,
                                           events[1]));
         }
     }
-    CR_CHECK(cudaMemcpyAsync(result, final, sizeof(Acc),
-                             cudaMemcpyDeviceToHost, stream));
+    CR_CHECK(cudaMemcpyAsync(result, final, acc_size, cudaMemcpyDeviceToHost,
+                             stream));
     CR_CHECK(cudaStreamSynchronize(stream));
 
 error:
@@ -278,57 +380,6 @@ error:
         (void)cudaGetLastError();
     }
     return status;
-}
-
-/* The typed drivers of one (element type, operator). */
-typedef struct {
-    cr_status (*reduce_host)(const cr_request *, void *, cr_error *);
-    cr_status (*time_reduce)(const cr_timing_request *, float *, void *,
-                             cr_error *);
-} typed_drivers;
-
-#define CR_DRIVERS(T, Op) {reduce_host_typed<T, Op>, time_reduce_typed<T, Op>}
-
-/* [element type][operator] -> typed drivers, rows in cr_type order; the
- * accumulator is NumPy's (cr_accumulator_type says the same to csrc/). */
-static const typed_drivers driver_table[CR_TYPE_COUNT][CR_OP_COUNT] = {
-    {CR_DRIVERS(int32_t, SumOp<int64_t>)},
-    {CR_DRIVERS(int64_t, SumOp<int64_t>)},
-    {CR_DRIVERS(float, SumOp<float>)},
-    {CR_DRIVERS(double, SumOp<double>)},
-};
-static_assert(CR_TYPE_INT32 == 0 && CR_TYPE_INT64 == 1
-                  && CR_TYPE_FLOAT32 == 2 && CR_TYPE_FLOAT64 == 3,
-              "driver_table rows follow cr_type");
-
-static const typed_drivers *
-lookup_drivers(const cr_request *request, cr_error *error)
-{
-    if ((int)request->type < 0 || request->type >= CR_TYPE_COUNT
-        || (int)request->op < 0 || request->op >= CR_OP_COUNT) {
-        error->cuda_code = 0;
-        snprintf(error->message, sizeof(error->message),
-                 "invalid element type or operator");
-        return NULL;
-    }
-    return &driver_table[request->type][request->op];
-}
-
-extern "C" cr_status
-cr_reduce_host(const cr_request *request, void *result, cr_error *error)
-{
-    const typed_drivers *drivers = lookup_drivers(request, error);
-    return drivers ? drivers->reduce_host(request, result, error)
-                   : CR_ERR_INVALID;
-}
-
-extern "C" cr_status
-cr_time_reduce(const cr_timing_request *timing, float *times_ms,
-               void *result, cr_error *error)
-{
-    const typed_drivers *drivers = lookup_drivers(&timing->request, error);
-    return drivers ? drivers->time_reduce(timing, times_ms, result, error)
-                   : CR_ERR_INVALID;
 }
 
 extern "C" cr_status

@@ -1,7 +1,14 @@
 """cudareduce: the parallel-reduction ladder on the GPU, behind a NumPy-like API.
 
 Each step of Mark Harris's "Optimizing Parallel Reduction in CUDA" is a
-method of :func:`sum`, selectable by name (see :func:`methods`).
+method of :func:`sum`, :func:`mean`, :func:`min` and :func:`max`,
+selectable by name (see :func:`methods`).
+
+Inputs are tried in this order: a ``numpy.ndarray`` is host memory (it never
+goes through a GPU protocol); then ``__cuda_array_interface__`` (CuPy,
+Numba, PyTorch CUDA tensors); then DLPack (``__dlpack__`` and
+``__dlpack_device__``: JAX, PyTorch; CPU tensors take the host path); then
+anything ``numpy.asarray`` accepts.
 """
 from __future__ import annotations
 
@@ -15,7 +22,8 @@ from ._cudareduce import CudaError
 
 __version__ = "0.1.0"
 
-__all__ = ["CudaError", "Pass", "__version__", "methods", "plan", "sum"]
+__all__ = ["CudaError", "Pass", "__version__", "max", "mean", "methods", "min",
+           "plan", "sum"]
 
 DEFAULT_METHOD = "multi_element"
 DEFAULT_THREADS = 256
@@ -76,37 +84,120 @@ def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int = DEFAULT_THREADS
             _cudareduce.plan(n, method, threads, dtype, sm_count)]
 
 
-def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
-        threads: int = DEFAULT_THREADS) -> Any:
-    """Sum of all elements of `a`, computed on the GPU.
-
-    Parameters
-    ----------
-    a : array_like
-        A NumPy array of any shape and memory layout, or anything
-        ``numpy.asarray`` accepts.  It is copied to the device, reduced there,
-        and only the result comes back.
+_INPUTS_DOC = """a : array_like
+        A NumPy array (reduced from host memory: copied to the device), a
+        device array exposing ``__cuda_array_interface__`` (CuPy, Numba,
+        PyTorch CUDA tensors) or DLPack (JAX, PyTorch), read in place on
+        the device (non-contiguous views are gathered on the device first),
+        or anything ``numpy.asarray`` accepts.  dtypes: bool, int8-int64,
+        uint8-uint64, float16, float32, float64.
     method : str
         A name from :func:`methods` (default ``"multi_element"``).
     threads : int
-        Threads per block, a power of two from 64 to 1024 (default 256).
+        Threads per block, a power of two from 64 to 1024 (default 256)."""
+
+_STREAM_DOC = """stream : int or stream object, optional
+        The CUDA stream to run on: a ``cudaStream_t`` handle as an int (0 is
+        the legacy default stream), a ``cupy.cuda.Stream``, a
+        ``torch.cuda.Stream`` or any object with ``__cuda_stream__``.  It
+        first waits for the stream that the array's
+        ``__cuda_array_interface__`` names.  By default the reduction runs on
+        the array's own stream (or the per-thread default stream)."""
+
+_RAISES_DOC = """Raises
+    ------
+    TypeError
+        Unsupported dtype or `dtype`, or an argument of the wrong type.
+    ValueError
+        Unknown method, `threads` out of range, a malformed array
+        interface, or device memory that is not the current device's.
+    CudaError
+        No CUDA device or driver, or a CUDA call failed.
+    MemoryError
+        Not enough GPU memory."""
+
+
+def _documented(doc: str) -> Any:
+    def attach(function: Any) -> Any:
+        function.__doc__ = doc.format(inputs=_INPUTS_DOC, stream=_STREAM_DOC,
+                                      raises=_RAISES_DOC)
+        return function
+    return attach
+
+
+@_documented("""Sum of all elements of `a`, computed on the GPU.
+
+    Parameters
+    ----------
+    {inputs}
+    dtype : dtype-like, optional
+        The accumulator and result dtype, as ``numpy.sum(a, dtype=...)``;
+        it must hold `a`'s values under NumPy's ``same_kind`` casting.
+    {stream}
 
     Returns
     -------
     numpy scalar
-        Of NumPy's result dtype, as ``numpy.sum(a)``: float32 and float64
-        accumulate in their own type, int32 and int64 in int64.  An empty
-        array sums to 0 without touching the GPU.
+        Of ``numpy.sum``'s result dtype: bool and signed integers sum to
+        int64, unsigned ones to uint64 (exact, wrapping like NumPy's),
+        float16 to float16 (accumulated in float32), float32 and float64 in
+        their own type.  An empty array sums to 0.
 
-    Raises
-    ------
-    TypeError
-        Unsupported dtype, or `threads` not an int.
-    ValueError
-        Unknown method, or `threads` out of range.
-    CudaError
-        No CUDA device or driver, or a CUDA call failed.
-    MemoryError
-        Not enough GPU memory for the input.
-    """
-    return _cudareduce.reduce("sum", a, method, threads)
+    {raises}
+    """)
+def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
+        threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
+        stream: Any = None) -> Any:
+    return _cudareduce.reduce("sum", a, method, threads, dtype, stream)
+
+
+@_documented("""Arithmetic mean of all elements of `a`, computed on the GPU.
+
+    Parameters
+    ----------
+    {inputs}
+    dtype : dtype-like, optional
+        The accumulator and result dtype, as ``numpy.mean(a, dtype=...)``.
+    {stream}
+
+    Returns
+    -------
+    numpy scalar
+        Of ``numpy.mean``'s result dtype: float64 for integers and bool,
+        else the input's (float16 accumulated in float32).  An empty array
+        gives NaN and a ``RuntimeWarning``, as NumPy.
+
+    {raises}
+    """)
+def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
+         threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
+         stream: Any = None) -> Any:
+    return _cudareduce.reduce("mean", a, method, threads, dtype, stream)
+
+
+def _extremum(op: str, adjective: str, noun: str) -> Any:
+    """cudareduce.min or cudareduce.max: the same function but for `op`."""
+    def extremum(a: ArrayLike, method: str = DEFAULT_METHOD, *,
+                 threads: int = DEFAULT_THREADS, stream: Any = None) -> Any:
+        return _cudareduce.reduce(op, a, method, threads, None, stream)
+
+    extremum.__name__ = extremum.__qualname__ = op
+    return _documented(f"""{adjective} element of `a`, computed on the GPU.
+
+    Parameters
+    ----------
+    {{inputs}}
+    {{stream}}
+
+    Returns
+    -------
+    numpy scalar
+        Of `a`'s dtype.  NaN if any element is NaN, as ``numpy.{op}``.
+
+    {{raises}}
+        Also ValueError for an empty array, which has no {noun}.
+    """)(extremum)
+
+
+min = _extremum("min", "Smallest", "minimum")  # noqa: A001
+max = _extremum("max", "Largest", "maximum")  # noqa: A001

@@ -41,17 +41,27 @@ RESIDENT_THREADS_PER_SM = 2048
 VALID_THREADS = (64, 128, 256, 512, 1024)
 DEFAULT_THREADS = 256
 
-# Supported input dtype -> accumulator (= result) dtype: NumPy's rule for
-# sum on 64-bit Linux.
-ACCUMULATOR = {
-    np.dtype(np.float32): np.dtype(np.float32),
-    np.dtype(np.float64): np.dtype(np.float64),
-    np.dtype(np.int32): np.dtype(np.int64),
-    np.dtype(np.int64): np.dtype(np.int64),
+# Supported input dtype -> numpy.sum's result dtype on 64-bit Linux: bool
+# and signed integers sum to int64, unsigned ones to uint64, floats keep
+# their type.
+SUM_RESULT = {
+    **{np.dtype(d): np.dtype(np.int64)
+       for d in (np.bool_, np.int8, np.int16, np.int32, np.int64)},
+    **{np.dtype(d): np.dtype(np.uint64)
+       for d in (np.uint8, np.uint16, np.uint32, np.uint64)},
+    **{np.dtype(d): np.dtype(d) for d in (np.float16, np.float32, np.float64)},
 }
-SUPPORTED_DTYPES = tuple(ACCUMULATOR)
-FLOAT_DTYPES = tuple(d for d in SUPPORTED_DTYPES if d.kind == "f")
-INT_DTYPES = tuple(d for d in SUPPORTED_DTYPES if d.kind == "i")
+# The accumulator of a sum (its size sets the shared memory per block): the
+# result's type, except that float16 sums in float32.
+ACCUMULATOR = {d: np.dtype(np.float32) if d == np.float16 else r
+               for d, r in SUM_RESULT.items()}
+SUPPORTED_DTYPES = tuple(SUM_RESULT)
+# test_sum_gpu's full method x threads x size grid runs over these; the
+# inputs tests cover every supported dtype at fewer sizes.
+GRID_DTYPES = tuple(np.dtype(d) for d in
+                    (np.float32, np.float64, np.int32, np.int64))
+FLOAT_DTYPES = tuple(d for d in GRID_DTYPES if d.kind == "f")
+INT_DTYPES = tuple(d for d in GRID_DTYPES if d.kind == "i")
 
 # plan() refuses larger n; a plan has at most this many passes.
 MAX_ELEMENTS = 2 ** 62

@@ -284,8 +284,8 @@ def test_threads_of_wrong_type_is_a_type_error(threads):
         cudareduce.plan(10, "sequential", threads=threads)
 
 
-@pytest.mark.parametrize("dtype", ["int16", np.uint8, bool, "float16",
-                                   "complex64", object, "U3"], ids=str)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", object, "U3",
+                                   "datetime64[s]"], ids=str)
 def test_unsupported_dtype_is_a_type_error_naming_it(dtype):
     with pytest.raises(TypeError) as info:
         cudareduce.plan(10, "sequential", dtype=dtype)

@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import (FLOAT_DTYPES, INT_DTYPES, METHODS,
-                          SUPPORTED_DTYPES, numpy_sum_dtype)
+from api_contract import (FLOAT_DTYPES, GRID_DTYPES, INT_DTYPES, METHODS,
+                          numpy_sum_dtype)
 
 pytestmark = pytest.mark.gpu
 
@@ -267,7 +267,7 @@ LAYOUTS = {
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("dtype", SUPPORTED_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", GRID_DTYPES, ids=str)
 @pytest.mark.parametrize("method", [None, *METHODS],
                          ids=["default", *METHODS])
 def test_any_shape_and_layout_gives_numpys_sum(rng, seed_note, layout, dtype,

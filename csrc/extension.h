@@ -1,0 +1,92 @@
+/* extension.h: what the C files of cudareduce._cudareduce share.
+ *
+ * dtype_rules.c: NumPy dtypes <-> cr_type, and NumPy's result dtypes.
+ * input.c: any array-like -> a pointer, a layout and a dtype (NumPy,
+ *          __cuda_array_interface__, DLPack).
+ * module.c: the module, its functions and its exceptions.
+ */
+#ifndef CUDAREDUCE_EXTENSION_H
+#define CUDAREDUCE_EXTENSION_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#ifndef NPY_NO_DEPRECATED_API
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#endif
+/* One NumPy API table for the three files; module.c imports it. */
+#define PY_ARRAY_UNIQUE_SYMBOL cudareduce_ARRAY_API
+#ifndef CUDAREDUCE_MODULE_C
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include "cudareduce.h"
+
+/* --- dtype_rules.c ------------------------------------------------------ */
+
+/* A dtype the kernels take. */
+typedef struct {
+    const char *name;
+    char kind;
+    int itemsize;
+    int typenum;        /* native NumPy type number */
+    cr_type type;
+    int sum_typenum;    /* numpy.sum's result dtype */
+    int mean_typenum;   /* numpy.mean's result dtype */
+} crpy_dtype;
+
+/* The row of a dtype, matched by kind and size (so every alias and byte
+ * order lands on one row); NULL with TypeError naming it if unsupported. */
+const crpy_dtype *crpy_lookup_dtype(PyArray_Descr *descr);
+const crpy_dtype *crpy_dtype_of_type(cr_type type);
+
+/* The Python-level operators: mean is a sum divided on the host. */
+typedef enum {
+    CRPY_SUM = 0,
+    CRPY_MEAN,
+    CRPY_MIN,
+    CRPY_MAX,
+    CRPY_OP_COUNT
+} crpy_op;
+
+const char *crpy_op_name(crpy_op op);
+cr_op crpy_kernel_op(crpy_op op);
+
+/* The result dtype of `op` over `input`, NumPy's unless `requested` (a
+ * dtype= argument, NULL if none) overrides it.  NULL with TypeError when
+ * `requested` is unsupported, not allowed for `op`, or cannot hold the
+ * result under NumPy's same_kind casting. */
+const crpy_dtype *crpy_result_dtype(crpy_op op, const crpy_dtype *input,
+                                    PyArray_Descr *requested);
+
+/* --- input.c ------------------------------------------------------------ */
+
+/* An input ready for cr_reduce: where its elements are, their layout and
+ * dtype, and what keeps them alive until crpy_release_input. */
+typedef struct {
+    PyObject *owner;            /* ndarray, interface object or capsule */
+    void *dl_managed;           /* DLPack tensor to hand back, or NULL */
+    int dl_versioned;
+    cr_location location;
+    const void *data;
+    int64_t n;
+    int strided;                /* device data with `layout` */
+    cr_layout layout;
+    const crpy_dtype *dtype;
+    int has_producer_stream;    /* the stream the data is ready on */
+    uintptr_t producer_stream;
+} crpy_input;
+
+/* Fills `input` from any array-like.  `stream` (if `stream_given`) is the
+ * caller's stream, which DLPack producers are asked to order their work
+ * before; the stream the data is ready on otherwise is the input's
+ * producer stream.  Returns 0, or -1 with an exception set and nothing
+ * held. */
+int crpy_acquire_input(PyObject *obj, int stream_given, uintptr_t stream,
+                       crpy_input *input);
+
+/* Releases what crpy_acquire_input holds.  Needs the GIL. */
+void crpy_release_input(crpy_input *input);
+
+#endif /* CUDAREDUCE_EXTENSION_H */

@@ -1,0 +1,569 @@
+/* input.c: any array-like -> (pointer, layout, dtype) for cr_reduce.
+ *
+ * Protocols, in the order they are tried:
+ *   1. a numpy.ndarray: host memory, never a GPU protocol;
+ *   2. __cuda_array_interface__ (CuPy, Numba, PyTorch CUDA tensors):
+ *      device memory, read in place;
+ *   3. __dlpack__ / __dlpack_device__ (JAX, PyTorch, ...): kDLCUDA read in
+ *      place, kDLCPU through numpy.from_dlpack as host memory;
+ *   4. anything else through numpy.asarray, as host memory.
+ * Every check of a malformed interface happens here, before any CUDA call.
+ */
+#include "extension.h"
+
+/* The legacy default stream, as the array interfaces number it. */
+#define LEGACY_STREAM 1
+
+/* --- DLPack (https://dmlc.github.io/dlpack), the ABI-stable subset -------- */
+
+enum {
+    DL_CPU = 1,
+    DL_CUDA = 2,
+    DL_CUDA_MANAGED = 13,
+};
+
+enum {
+    DL_INT = 0,
+    DL_UINT = 1,
+    DL_FLOAT = 2,
+    DL_BOOL = 6,
+};
+
+typedef struct {
+    int32_t device_type;
+    int32_t device_id;
+} dl_device;
+
+typedef struct {
+    uint8_t code;
+    uint8_t bits;
+    uint16_t lanes;
+} dl_data_type;
+
+typedef struct {
+    void *data;
+    dl_device device;
+    int32_t ndim;
+    dl_data_type dtype;
+    int64_t *shape;
+    int64_t *strides;       /* in elements; NULL: C-contiguous */
+    uint64_t byte_offset;
+} dl_tensor;
+
+typedef struct dl_managed_tensor {
+    dl_tensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct dl_managed_tensor *self);
+} dl_managed_tensor;
+
+typedef struct dl_managed_tensor_versioned {
+    struct {
+        uint32_t major;
+        uint32_t minor;
+    } version;
+    void *manager_ctx;
+    void (*deleter)(struct dl_managed_tensor_versioned *self);
+    uint64_t flags;
+    dl_tensor dl_tensor;
+} dl_managed_tensor_versioned;
+
+/* --- helpers --------------------------------------------------------------- */
+
+/* obj.name, or NULL without an exception when obj has no such attribute. */
+static PyObject *
+optional_attribute(PyObject *obj, const char *name)
+{
+    PyObject *value = PyObject_GetAttrString(obj, name);
+    if (value == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+    }
+    return value;
+}
+
+/* A Python int as int64_t; TypeError if not an int. */
+static int
+int64_item(PyObject *item, const char *what, int64_t *value)
+{
+    if (!PyLong_Check(item) || PyBool_Check(item)) {
+        PyErr_Format(PyExc_TypeError, "%s must be ints, not %.100s", what,
+                     Py_TYPE(item)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow) {
+        PyErr_Format(PyExc_ValueError, "%s entry %R does not fit in 64 "
+                     "bits", what, item);
+        return -1;
+    }
+    *value = (int64_t)v;
+    return 0;
+}
+
+/* A tuple of ints into values[CR_MAX_DIMS]; returns its length or -1. */
+static int
+int64_tuple(PyObject *tuple, const char *what, int64_t *values)
+{
+    if (!PyTuple_Check(tuple)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a tuple of ints, not "
+                     "%.100s", what, Py_TYPE(tuple)->tp_name);
+        return -1;
+    }
+    Py_ssize_t ndim = PyTuple_GET_SIZE(tuple);
+    if (ndim > CR_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd dimensions; at most %d",
+                     what, ndim, CR_MAX_DIMS);
+        return -1;
+    }
+    for (Py_ssize_t d = 0; d < ndim; d++) {
+        if (int64_item(PyTuple_GET_ITEM(tuple, d), what, &values[d]) < 0) {
+            return -1;
+        }
+    }
+    return (int)ndim;
+}
+
+/* The layout of a device array, its size, and the alignment every kernel
+ * load relies on (a misaligned load faults and poisons the context). */
+static int
+plan_device_layout(crpy_input *input, int ndim, const int64_t *shape,
+                   const int64_t *strides, const char *source)
+{
+    cr_error failure;
+    if (cr_plan_layout(ndim, shape, strides, (size_t)input->dtype->itemsize,
+                       &input->layout, &failure) != CR_OK) {
+        PyErr_Format(PyExc_ValueError, "%s: %s", source, failure.message);
+        return -1;
+    }
+    input->n = input->layout.n;
+    input->strided = !input->layout.contiguous;
+    if (input->n > 0) {
+        if (input->data == NULL) {
+            PyErr_Format(PyExc_ValueError, "%s: null data pointer for %lld "
+                         "elements", source, (long long)input->n);
+            return -1;
+        }
+        if ((uintptr_t)input->data % (uintptr_t)input->dtype->itemsize) {
+            PyErr_Format(PyExc_ValueError, "%s: data pointer %p is not "
+                         "aligned to the %d-byte item size", source,
+                         input->data, input->dtype->itemsize);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* --- 1 and 4: host arrays ------------------------------------------------ */
+
+static int
+acquire_host(PyObject *obj, crpy_input *input)
+{
+    PyArrayObject *given = (PyArrayObject *)PyArray_FromAny(
+        obj, NULL, 0, 0, 0, NULL);
+    if (given == NULL) {
+        return -1;
+    }
+    input->dtype = crpy_lookup_dtype(PyArray_DESCR(given));
+    if (input->dtype != NULL) {
+        /* Native byte order, aligned, C-contiguous: a copy only if not. */
+        input->owner = PyArray_FROM_OTF((PyObject *)given,
+                                        input->dtype->typenum,
+                                        NPY_ARRAY_IN_ARRAY);
+    }
+    Py_DECREF(given);
+    if (input->owner == NULL) {
+        return -1;
+    }
+    input->location = CR_HOST;
+    input->data = PyArray_DATA((PyArrayObject *)input->owner);
+    input->n = (int64_t)PyArray_SIZE((PyArrayObject *)input->owner);
+    return 0;
+}
+
+/* --- 2: __cuda_array_interface__ ------------------------------------------ */
+
+#define CAI "__cuda_array_interface__"
+
+/* d[key], required; KeyError-free: a missing key is a ValueError. */
+static PyObject *
+required_key(PyObject *dict, const char *key)
+{
+    PyObject *value = PyDict_GetItemString(dict, key);    /* borrowed */
+    if (value == NULL && !PyErr_Occurred()) {
+        PyErr_Format(PyExc_ValueError, CAI " has no '%s' key", key);
+    }
+    return value;
+}
+
+static int
+parse_cai_dtype(PyObject *typestr, crpy_input *input)
+{
+    PyArray_Descr *descr = NULL;
+    if (!PyUnicode_Check(typestr)) {
+        PyErr_Format(PyExc_TypeError, CAI " typestr must be a str, not "
+                     "%.100s", Py_TYPE(typestr)->tp_name);
+        return -1;
+    }
+    if (!PyArray_DescrConverter(typestr, &descr)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, CAI " typestr %R is not a dtype",
+                     typestr);
+        return -1;
+    }
+    if (PyDataType_ELSIZE(descr) > 1 && !PyArray_ISNBO(descr->byteorder)) {
+        PyErr_Format(PyExc_TypeError, CAI " typestr %R: non-native byte "
+                     "order is not supported", typestr);
+        Py_DECREF(descr);
+        return -1;
+    }
+    input->dtype = crpy_lookup_dtype(descr);
+    Py_DECREF(descr);
+    return input->dtype == NULL ? -1 : 0;
+}
+
+static int
+parse_cai_data(PyObject *data, crpy_input *input)
+{
+    if (!PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2
+        || !PyLong_Check(PyTuple_GET_ITEM(data, 0))
+        || !PyBool_Check(PyTuple_GET_ITEM(data, 1))) {
+        PyErr_SetString(PyExc_TypeError, CAI " data must be a tuple "
+                        "(pointer: int, read_only: bool)");
+        return -1;
+    }
+    unsigned long long pointer =
+        PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
+    if (pointer == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, CAI " data pointer %R is not a "
+                     "pointer", PyTuple_GET_ITEM(data, 0));
+        return -1;
+    }
+    input->data = (const void *)(uintptr_t)pointer;
+    return 0;
+}
+
+/* "stream": None (no synchronization needed), 1 (legacy default stream),
+ * 2 (per-thread default stream) or a cudaStream_t; 0 is forbidden by the
+ * interface as ambiguous. */
+static int
+parse_cai_stream(PyObject *stream, crpy_input *input)
+{
+    int64_t handle;
+    if (stream == NULL || stream == Py_None) {
+        return 0;
+    }
+    if (int64_item(stream, CAI " stream", &handle) < 0) {
+        return -1;
+    }
+    if (handle <= 0) {
+        PyErr_Format(PyExc_ValueError, CAI " stream must be None or a "
+                     "positive int (0 is disallowed by the interface), "
+                     "got %lld", (long long)handle);
+        return -1;
+    }
+    input->has_producer_stream = 1;
+    input->producer_stream = (uintptr_t)handle;
+    return 0;
+}
+
+static int
+acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input)
+{
+    int64_t shape[CR_MAX_DIMS];
+    int64_t strides[CR_MAX_DIMS];
+    int64_t version;
+    PyObject *value;
+    int ndim;
+
+    if (!PyDict_Check(interface)) {
+        PyErr_Format(PyExc_TypeError, CAI " must be a dict, not %.100s",
+                     Py_TYPE(interface)->tp_name);
+        return -1;
+    }
+    if ((value = required_key(interface, "version")) == NULL
+        || int64_item(value, CAI " version", &version) < 0) {
+        return -1;
+    }
+    if (version < 0 || version > 3) {
+        PyErr_Format(PyExc_ValueError, CAI " version %lld is not supported "
+                     "(cudareduce reads versions 0 to 3)", (long long)version);
+        return -1;
+    }
+    if ((value = required_key(interface, "typestr")) == NULL
+        || parse_cai_dtype(value, input) < 0) {
+        return -1;
+    }
+    if ((value = required_key(interface, "shape")) == NULL
+        || (ndim = int64_tuple(value, CAI " shape", shape)) < 0) {
+        return -1;
+    }
+    if ((value = required_key(interface, "data")) == NULL
+        || parse_cai_data(value, input) < 0) {
+        return -1;
+    }
+    value = PyDict_GetItemString(interface, "mask");
+    if (value != NULL && value != Py_None) {
+        PyErr_SetString(PyExc_ValueError, CAI " mask: masked arrays are "
+                        "not supported");
+        return -1;
+    }
+    if (parse_cai_stream(PyDict_GetItemString(interface, "stream"),
+                         input) < 0) {
+        return -1;
+    }
+    value = PyDict_GetItemString(interface, "strides");
+    if (value != NULL && value != Py_None) {
+        int count = int64_tuple(value, CAI " strides", strides);
+        if (count < 0) {
+            return -1;
+        }
+        if (count != ndim) {
+            PyErr_Format(PyExc_ValueError, CAI " strides has %d entries "
+                         "for %d dimensions", count, ndim);
+            return -1;
+        }
+    }
+    else {
+        value = NULL;
+    }
+    input->location = CR_DEVICE;
+    if (plan_device_layout(input, ndim, shape, value ? strides : NULL,
+                           CAI) < 0) {
+        return -1;
+    }
+    input->owner = Py_NewRef(obj);
+    return 0;
+}
+
+/* --- 3: DLPack -------------------------------------------------------------- */
+
+static const crpy_dtype *
+dlpack_dtype(dl_data_type dtype)
+{
+    static const struct {
+        uint8_t code;
+        uint8_t bits;
+        cr_type type;
+    } table[] = {
+        {DL_BOOL, 8, CR_TYPE_BOOL},
+        {DL_INT, 8, CR_TYPE_INT8}, {DL_INT, 16, CR_TYPE_INT16},
+        {DL_INT, 32, CR_TYPE_INT32}, {DL_INT, 64, CR_TYPE_INT64},
+        {DL_UINT, 8, CR_TYPE_UINT8}, {DL_UINT, 16, CR_TYPE_UINT16},
+        {DL_UINT, 32, CR_TYPE_UINT32}, {DL_UINT, 64, CR_TYPE_UINT64},
+        {DL_FLOAT, 16, CR_TYPE_FLOAT16}, {DL_FLOAT, 32, CR_TYPE_FLOAT32},
+        {DL_FLOAT, 64, CR_TYPE_FLOAT64},
+    };
+    if (dtype.lanes == 1) {
+        for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+            if (table[i].code == dtype.code && table[i].bits == dtype.bits) {
+                return crpy_dtype_of_type(table[i].type);
+            }
+        }
+    }
+    PyErr_Format(PyExc_TypeError, "cudareduce does not support the DLPack "
+                 "dtype (code %d, %d bits, %d lanes)", dtype.code,
+                 dtype.bits, dtype.lanes);
+    return NULL;
+}
+
+/* obj.__dlpack__(stream=...): the consumer's stream, so that the producer
+ * orders its pending work before ours.  A producer that takes no stream
+ * argument is called without one. */
+static PyObject *
+call_dlpack(PyObject *obj, uintptr_t run_stream)
+{
+    /* DLPack: 1 is the legacy default stream, and 0 is disallowed. */
+    PyObject *stream = PyLong_FromUnsignedLongLong(
+        run_stream == 0 ? LEGACY_STREAM : (unsigned long long)run_stream);
+    PyObject *method = NULL, *args = NULL, *kwargs = NULL, *capsule = NULL;
+    if (stream == NULL
+        || (method = PyObject_GetAttrString(obj, "__dlpack__")) == NULL
+        || (args = PyTuple_New(0)) == NULL
+        || (kwargs = Py_BuildValue("{s:O}", "stream", stream)) == NULL) {
+        goto done;
+    }
+    capsule = PyObject_Call(method, args, kwargs);
+    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        capsule = PyObject_CallNoArgs(method);
+    }
+done:
+    Py_XDECREF(stream);
+    Py_XDECREF(method);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    return capsule;
+}
+
+/* Without a caller's stream, the consumer stream is the legacy default
+ * one, which every producer accepts (PyTorch refuses the per-thread one);
+ * the reduction then runs there, as on a producer's stream. */
+static int
+acquire_dlpack_device(PyObject *obj, int stream_given, uintptr_t stream,
+                      crpy_input *input)
+{
+    int64_t strides[CR_MAX_DIMS];
+    dl_tensor *tensor;
+    PyObject *capsule = call_dlpack(obj, stream_given ? stream
+                                                      : LEGACY_STREAM);
+    if (capsule == NULL) {
+        return -1;
+    }
+    if (!stream_given) {
+        input->has_producer_stream = 1;
+        input->producer_stream = LEGACY_STREAM;
+    }
+    /* Take ownership: rename the capsule so that its destructor leaves the
+     * tensor to us, and hand it back through the deleter when done. */
+    if (PyCapsule_IsValid(capsule, "dltensor")) {
+        dl_managed_tensor *managed = PyCapsule_GetPointer(capsule,
+                                                          "dltensor");
+        tensor = &managed->dl_tensor;
+        input->dl_managed = managed;
+        input->dl_versioned = 0;
+        (void)PyCapsule_SetName(capsule, "used_dltensor");
+    }
+    else if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
+        dl_managed_tensor_versioned *managed = PyCapsule_GetPointer(
+            capsule, "dltensor_versioned");
+        tensor = &managed->dl_tensor;
+        input->dl_managed = managed;
+        input->dl_versioned = 1;
+        (void)PyCapsule_SetName(capsule, "used_dltensor_versioned");
+    }
+    else {
+        PyErr_SetString(PyExc_ValueError, "__dlpack__ did not return an "
+                        "unused DLPack capsule (named 'dltensor')");
+        Py_DECREF(capsule);
+        return -1;
+    }
+    input->owner = capsule;
+    input->location = CR_DEVICE;
+    if (tensor->device.device_type != DL_CUDA
+        && tensor->device.device_type != DL_CUDA_MANAGED) {
+        PyErr_Format(PyExc_ValueError, "the DLPack tensor is on device "
+                     "type %d, not CUDA as __dlpack_device__ said",
+                     tensor->device.device_type);
+        return -1;
+    }
+    if (tensor->ndim < 0 || tensor->ndim > CR_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "DLPack tensor of %d dimensions; at "
+                     "most %d", tensor->ndim, CR_MAX_DIMS);
+        return -1;
+    }
+    if ((input->dtype = dlpack_dtype(tensor->dtype)) == NULL) {
+        return -1;
+    }
+    if (tensor->strides != NULL) {
+        for (int d = 0; d < tensor->ndim; d++) {
+            int64_t s = tensor->strides[d];
+            if (s > INT64_MAX / 8 || s < INT64_MIN / 8) {
+                PyErr_SetString(PyExc_ValueError, "DLPack strides overflow");
+                return -1;
+            }
+            strides[d] = s * input->dtype->itemsize;
+        }
+    }
+    input->data = (const char *)tensor->data + tensor->byte_offset;
+    return plan_device_layout(input, tensor->ndim, tensor->shape,
+                              tensor->strides ? strides : NULL, "DLPack");
+}
+
+static int
+acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
+               uintptr_t stream, crpy_input *input)
+{
+    long long device_type = -1, device_id = -1;
+    PyObject *device = PyObject_CallNoArgs(device_fn);
+    if (device == NULL) {
+        return -1;
+    }
+    int parsed = PyArg_ParseTuple(device, "LL", &device_type, &device_id);
+    Py_DECREF(device);
+    if (!parsed) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "__dlpack_device__() must return "
+                        "a tuple (device_type: int, device_id: int)");
+        return -1;
+    }
+    if (device_type == DL_CPU) {
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        PyObject *array = numpy ? PyObject_CallMethod(numpy, "from_dlpack",
+                                                      "O", obj) : NULL;
+        Py_XDECREF(numpy);
+        if (array == NULL) {
+            return -1;
+        }
+        int result = acquire_host(array, input);
+        Py_DECREF(array);
+        return result;
+    }
+    if (device_type == DL_CUDA || device_type == DL_CUDA_MANAGED) {
+        return acquire_dlpack_device(obj, stream_given, stream, input);
+    }
+    PyErr_Format(PyExc_TypeError, "cudareduce reads DLPack tensors on CUDA "
+                 "(2) or CPU (1) devices, not device type %lld", device_type);
+    return -1;
+}
+
+/* --- the entry points -------------------------------------------------------- */
+
+int
+crpy_acquire_input(PyObject *obj, int stream_given, uintptr_t stream,
+                   crpy_input *input)
+{
+    PyObject *attribute;
+    int result;
+
+    memset(input, 0, sizeof(*input));
+    if (PyArray_Check(obj)) {
+        result = acquire_host(obj, input);
+    }
+    else if ((attribute = optional_attribute(obj, CAI)) != NULL) {
+        result = acquire_cai(obj, attribute, input);
+        Py_DECREF(attribute);
+    }
+    else if (PyErr_Occurred()) {
+        return -1;      /* the property raised: e.g. a tensor needing grad */
+    }
+    else if ((attribute = optional_attribute(obj, "__dlpack_device__"))
+             != NULL) {
+        result = acquire_dlpack(obj, attribute, stream_given, stream, input);
+        Py_DECREF(attribute);
+    }
+    else if (PyErr_Occurred()) {
+        return -1;
+    }
+    else {
+        result = acquire_host(obj, input);
+    }
+    if (result < 0) {
+        crpy_release_input(input);
+    }
+    return result;
+}
+
+void
+crpy_release_input(crpy_input *input)
+{
+    if (input->dl_managed != NULL) {
+        if (input->dl_versioned) {
+            dl_managed_tensor_versioned *managed = input->dl_managed;
+            if (managed->deleter != NULL) {
+                managed->deleter(managed);
+            }
+        }
+        else {
+            dl_managed_tensor *managed = input->dl_managed;
+            if (managed->deleter != NULL) {
+                managed->deleter(managed);
+            }
+        }
+        input->dl_managed = NULL;
+    }
+    Py_CLEAR(input->owner);
+}

@@ -1,0 +1,89 @@
+/* gather.cu: copies a strided device array into a contiguous buffer, so
+ * that the ladder kernels (which read consecutive elements) serve every
+ * layout unchanged.  Templated on the element's size alone: a gather moves
+ * bytes, whatever they mean. */
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "check.cuh"
+#include "gather.cuh"
+
+/* The layout by value: kernel parameters live in constant memory. */
+struct gather_layout {
+    int ndim;
+    int64_t shape[CR_MAX_DIMS];
+    int64_t strides[CR_MAX_DIMS];
+};
+
+/* Element i of the output is the array's element of C-order index i of the
+ * simplified layout, whose innermost dimension has the smallest stride:
+ * consecutive threads read nearby addresses. */
+template <class Word>
+__global__ void gather_strided(const unsigned char *base,
+                               gather_layout layout, Word *out, int64_t n)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
+        int64_t rest = i;
+        int64_t offset = 0;
+        for (int d = layout.ndim - 1; d >= 0; d--) {
+            offset += (rest % layout.shape[d]) * layout.strides[d];
+            rest /= layout.shape[d];
+        }
+        out[i] = *reinterpret_cast<const Word *>(base + offset);
+    }
+}
+
+/* The launch for one element size. */
+template <class Word>
+static void
+launch_gather(const unsigned char *base, const gather_layout &layout,
+              void *out, int64_t n, cudaStream_t stream)
+{
+    const int threads = 256;
+    int64_t blocks = (n + threads - 1) / threads;
+    if (blocks > 65536) {
+        blocks = 65536;     /* the grid-stride loop covers the rest */
+    }
+    gather_strided<Word><<<(unsigned int)blocks, threads, 0, stream>>>(
+        base, layout, static_cast<Word *>(out), n);
+}
+
+cr_status
+cr_gather(const void *data, const cr_layout *layout, size_t itemsize,
+          void *out, cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    gather_layout by_value;
+    const unsigned char *base =
+        static_cast<const unsigned char *>(data) + layout->offset;
+
+    by_value.ndim = layout->ndim;
+    memcpy(by_value.shape, layout->shape, sizeof(by_value.shape));
+    memcpy(by_value.strides, layout->strides, sizeof(by_value.strides));
+    switch (itemsize) {
+    case 1:
+        launch_gather<uint8_t>(base, by_value, out, layout->n, stream);
+        break;
+    case 2:
+        launch_gather<uint16_t>(base, by_value, out, layout->n, stream);
+        break;
+    case 4:
+        launch_gather<uint32_t>(base, by_value, out, layout->n, stream);
+        break;
+    case 8:
+        launch_gather<uint64_t>(base, by_value, out, layout->n, stream);
+        break;
+    default:
+        error->cuda_code = 0;
+        snprintf(error->message, sizeof(error->message),
+                 "no gather for %zu-byte elements", itemsize);
+        return CR_ERR_INVALID;
+    }
+    CR_CHECK(cudaGetLastError());
+    return CR_OK;
+error:
+    return status;
+}

@@ -1,0 +1,46 @@
+/* passes.cuh: the kernel table of one (element, accumulator, operator) and
+ * the launches of a plan's passes.
+ *
+ * run_passes<T, Acc, Op> is the only typed entry point: everything around
+ * it (allocation, copies, streams) works on bytes, so one instance per
+ * combination is all the typing the library needs.  It is declared here
+ * with a type-erased signature, defined in passes_impl.cuh and instantiated
+ * explicitly in the kernels_*.cu files, which compile in parallel.
+ */
+#ifndef CUDAREDUCE_PASSES_CUH
+#define CUDAREDUCE_PASSES_CUH
+
+#include <climits>
+#include <cstdint>
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "check.cuh"
+#include "cudareduce.h"
+#include "operators.cuh"
+
+/* Launches every pass of `plan` on `stream`: pass 0 reads the elements at
+ * `in`, later passes re-reduce the partials in `workspace` (room for
+ * pass 0's and pass 1's).  *final points at the one result. */
+typedef cr_status (*cr_passes_fn)(cr_method method, const cr_plan *plan,
+                                  const void *in, void *workspace,
+                                  cudaStream_t stream, void **final,
+                                  cr_error *error);
+
+template <class T, class Acc, class Op>
+cr_status run_passes(cr_method method, const cr_plan *plan, const void *in,
+                     void *workspace, cudaStream_t stream, void **final,
+                     cr_error *error);
+
+/* Partial results of every pass: pass 0 writes the first `blocks` slots,
+ * later passes ping-pong between them and the slots after. */
+static inline size_t
+workspace_bytes(const cr_plan *plan, size_t acc_size)
+{
+    int64_t slots = plan->pass[0].blocks
+        + (plan->count > 1 ? plan->pass[1].blocks : 0);
+    return (size_t)slots * acc_size;
+}
+
+#endif /* CUDAREDUCE_PASSES_CUH */

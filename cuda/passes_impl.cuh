@@ -1,0 +1,118 @@
+/* passes_impl.cuh: the definition of run_passes<T, Acc, Op> (declared in
+ * passes.cuh) and the macros that instantiate it.  Included by the
+ * kernels_*.cu files only.
+ */
+#ifndef CUDAREDUCE_PASSES_IMPL_CUH
+#define CUDAREDUCE_PASSES_IMPL_CUH
+
+#include "ladder.cuh"
+#include "passes.cuh"
+
+template <class T, class Acc>
+using kernel_fn = void (*)(const T *, Acc *, int64_t);
+
+#define CR_BLOCK_SIZES 5    /* 64, 128, 256, 512, 1024 */
+
+static int
+block_size_index(int threads)
+{
+    int index = 0;
+    while ((CR_MIN_THREADS << index) < threads) {
+        index++;
+    }
+    return index;
+}
+
+/* [method][block size] -> kernel.  Steps 1-5 read blockDim at run time, so
+ * one instance serves every block size; 6 and 7 take it as a template. */
+template <class T, class Acc, class Op>
+struct kernel_table {
+#define CR_SAME_KERNEL(k) {k<T, Acc, Op>, k<T, Acc, Op>, k<T, Acc, Op>, \
+                           k<T, Acc, Op>, k<T, Acc, Op>}
+#define CR_BLOCK_KERNEL(k) {k<64, T, Acc, Op>, k<128, T, Acc, Op>,      \
+                            k<256, T, Acc, Op>, k<512, T, Acc, Op>,     \
+                            k<1024, T, Acc, Op>}
+    static constexpr kernel_fn<T, Acc> kernels[CR_METHOD_COUNT]
+                                              [CR_BLOCK_SIZES] = {
+        CR_SAME_KERNEL(reduce_interleaved_divergent),
+        CR_SAME_KERNEL(reduce_interleaved_bank_conflict),
+        CR_SAME_KERNEL(reduce_sequential),
+        CR_SAME_KERNEL(reduce_first_add),
+        CR_SAME_KERNEL(reduce_unroll_warp),
+        CR_BLOCK_KERNEL(reduce_unroll_complete),
+        CR_BLOCK_KERNEL(reduce_multi_element),
+    };
+#undef CR_SAME_KERNEL
+#undef CR_BLOCK_KERNEL
+};
+
+/* Launches one pass.  A grid is at most 2^31 - 1 blocks wide; a wider pass
+ * (only steps 1-6 on > 2^37 elements) is cut into launches, each seeing
+ * its slice of the input and of the output. */
+template <class T, class Acc, class Op>
+static cr_status
+launch_pass(cr_method method, const cr_pass *pass, const T *in, Acc *out,
+            cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    kernel_fn<T, Acc> kernel = kernel_table<T, Acc, Op>::kernels
+        [method][block_size_index(pass->threads)];
+    const int64_t per_block =
+        (int64_t)pass->threads * cr_method_elements_per_thread(method);
+    for (int64_t first = 0; first < pass->blocks; first += INT_MAX) {
+        int64_t grid = pass->blocks - first;
+        if (grid > INT_MAX) {
+            grid = INT_MAX;
+        }
+        const int64_t offset = first * per_block;
+        kernel<<<(unsigned int)grid, pass->threads, pass->shared_bytes,
+                 stream>>>(in + offset, out + first, pass->n_in - offset);
+        CR_CHECK(cudaGetLastError());
+    }
+    return CR_OK;
+error:
+    return status;
+}
+
+template <class T, class Acc, class Op>
+cr_status
+run_passes(cr_method method, const cr_plan *plan, const void *in,
+           void *workspace, cudaStream_t stream, void **final,
+           cr_error *error)
+{
+    Acc *partials = static_cast<Acc *>(workspace);
+    Acc *buffers[2] = {partials, partials + plan->pass[0].blocks};
+    cr_status status = launch_pass<T, Acc, Op>(
+        method, &plan->pass[0], static_cast<const T *>(in), buffers[0],
+        stream, error);
+    for (int p = 1; status == CR_OK && p < plan->count; p++) {
+        status = launch_pass<Acc, Acc, Op>(method, &plan->pass[p],
+                                           buffers[(p - 1) % 2],
+                                           buffers[p % 2], stream, error);
+    }
+    *final = buffers[(plan->count - 1) % 2];
+    return status;
+}
+
+/* Explicit instances, used by kernels_*.cu.  Every integer sum runs in a
+ * wrapping uint64_t (see to_accumulator); cr_type INT64 and UINT64 sums
+ * share it. */
+#define CR_INSTANTIATE(T, Acc, Op)                                         \
+    template cr_status run_passes<T, Acc, Op>(                            \
+        cr_method, const cr_plan *, const void *, void *, cudaStream_t,   \
+        void **, cr_error *);
+
+#define CR_INSTANTIATE_SUM_INTEGER(T)                                      \
+    CR_INSTANTIATE(T, uint64_t, SumOp<uint64_t>)                           \
+    CR_INSTANTIATE(T, float, SumOp<float>)                                 \
+    CR_INSTANTIATE(T, double, SumOp<double>)
+
+#define CR_INSTANTIATE_SUM_FLOAT(T)                                        \
+    CR_INSTANTIATE(T, float, SumOp<float>)                                 \
+    CR_INSTANTIATE(T, double, SumOp<double>)
+
+#define CR_INSTANTIATE_MIN_MAX(T, Acc)                                     \
+    CR_INSTANTIATE(T, Acc, MinOp<Acc>)                                     \
+    CR_INSTANTIATE(T, Acc, MaxOp<Acc>)
+
+#endif /* CUDAREDUCE_PASSES_IMPL_CUH */
