@@ -515,8 +515,8 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     const crpy_dtype *sum_dtype = crpy_result_dtype(CRPY_SUM, dtype, NULL);
     cr_type acc = cr_accumulator_type(sum_dtype->type, CR_OP_SUM);
-    status = cr_plan_launch(n, method, threads, cr_type_size(acc),
-                            sm_count, &plan, &failure);
+    status = cr_plan_launch(n, method, threads, cr_type_size(dtype->type),
+                            cr_type_size(acc), sm_count, &plan, &failure);
     if (status != CR_OK) {
         raise_cr_error(state, status, &failure);
         goto error;
@@ -638,6 +638,7 @@ static void
 cudareduce_free(void *module)
 {
     (void)cudareduce_clear((PyObject *)module);
+    cr_release_resources();
 }
 
 static PyModuleDef_Slot cudareduce_slots[] = {

@@ -16,7 +16,8 @@ extern "C" {
 #endif
 
 /* Methods, in ladder order (Harris, "Optimizing Parallel Reduction in CUDA",
- * kernels 1-7).  The order is the public order of cudareduce.methods(). */
+ * kernels 1-7), then the fast path and CUB.  The order is the public order
+ * of cudareduce.methods(). */
 typedef enum {
     CR_METHOD_INTERLEAVED_DIVERGENT = 0,
     CR_METHOD_INTERLEAVED_BANK_CONFLICT,
@@ -25,8 +26,16 @@ typedef enum {
     CR_METHOD_UNROLL_WARP,
     CR_METHOD_UNROLL_COMPLETE,
     CR_METHOD_MULTI_ELEMENT,
+    CR_METHOD_FAST,         /* past the ladder: one launch, vector loads */
+    CR_METHOD_CUB,          /* cub::DeviceReduce, the reference */
     CR_METHOD_COUNT
 } cr_method;
+
+/* The ladder's steps are the methods before this one. */
+#define CR_LADDER_COUNT CR_METHOD_FAST
+
+/* The fast method: 16-byte loads, this many in flight per thread. */
+#define CR_FAST_UNROLL 4
 
 /* Element types (NumPy's numeric dtypes).  The accumulator of a reduction
  * is one of these too. */
@@ -100,9 +109,10 @@ const char *cr_method_name(cr_method method);
 const char *cr_method_description(cr_method method);
 /* Whether the plan of this method depends on the device's SM count. */
 int cr_method_needs_sm_count(cr_method method);
-/* Elements each thread loads before the tree, per sweep of the grid: a
- * block covers threads * this many consecutive elements (steps 1-6). */
-int cr_method_elements_per_thread(cr_method method);
+/* Elements each thread loads before the tree, per sweep of the grid, for
+ * elements of item_size bytes: a block covers threads * this many
+ * elements (steps 1-6: consecutive ones). */
+int cr_method_elements_per_thread(cr_method method, size_t item_size);
 
 /* Size in bytes of an element type; 0 for an invalid one. */
 size_t cr_type_size(cr_type type);
@@ -113,12 +123,14 @@ size_t cr_type_size(cr_type type);
  * element type is converted straight to it. */
 cr_type cr_accumulator_type(cr_type result, cr_op op);
 
-/* Plans the passes of reducing n elements whose accumulator is acc_size
- * bytes.  sm_count is used only where cr_method_needs_sm_count() says so
- * (pass 0 otherwise).  Plain C: no CUDA call. */
+/* Plans the passes of reducing n elements of item_size bytes whose
+ * accumulator is acc_size bytes.  sm_count is used only where
+ * cr_method_needs_sm_count() says so (pass 0 otherwise).  The fast method
+ * plans one pass, whatever n; CUB plans its own launches, so it has no
+ * plan here (CR_ERR_INVALID).  Plain C: no CUDA call. */
 cr_status cr_plan_launch(int64_t n, cr_method method, int threads,
-                         size_t acc_size, int sm_count, cr_plan *plan,
-                         cr_error *error);
+                         size_t item_size, size_t acc_size, int sm_count,
+                         cr_plan *plan, cr_error *error);
 
 /* A strided array, as the __cuda_array_interface__ or DLPack gives it:
  * shape and strides in bytes (strides may be negative or 0).  The elements
@@ -209,6 +221,10 @@ typedef struct {
 
 cr_status cr_time_reduce(const cr_timing_request *timing, float *times_ms,
                          void *result, cr_error *error);
+
+/* Frees what the library keeps between calls (the fast method's
+ * workspaces and their pinned result slots).  For module teardown. */
+void cr_release_resources(void);
 
 /* Times `reps` device-to-device copies of `bytes` bytes (after one warm-up
  * copy), each bracketed by CUDA events. */

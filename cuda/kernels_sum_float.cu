@@ -2,6 +2,6 @@
  * float32 accumulator; any float into float32 or float64). */
 #include "passes_impl.cuh"
 
-CR_INSTANTIATE_SUM_FLOAT(__half)
-CR_INSTANTIATE_SUM_FLOAT(float)
-CR_INSTANTIATE_SUM_FLOAT(double)
+CR_INSTANTIATE_SUM_FLOAT(__half, float, double)
+CR_INSTANTIATE_SUM_FLOAT(float, float, double)
+CR_INSTANTIATE_SUM_FLOAT(double, double, float)

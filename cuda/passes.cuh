@@ -33,6 +33,31 @@ cr_status run_passes(cr_method method, const cr_plan *plan, const void *in,
                      void *workspace, cudaStream_t stream, void **final,
                      cr_error *error);
 
+/* The fast method's one launch (fast.cuh): `pass` from its plan, block
+ * partials in `partials`, the arrival counter (zero before, re-armed to
+ * zero after) and the one result written to `result`, which may be
+ * mapped pinned host memory. */
+typedef cr_status (*cr_fast_fn)(const cr_pass *pass, const void *in,
+                                void *partials, unsigned int *counter,
+                                void *result, cudaStream_t stream,
+                                cr_error *error);
+
+template <class T, class Acc, class Op>
+cr_status run_fast(const cr_pass *pass, const void *in, void *partials,
+                   unsigned int *counter, void *result, cudaStream_t stream,
+                   cr_error *error);
+
+/* cub::DeviceReduce::Reduce of n elements into the device slot `result`,
+ * with the same operator and accumulator; with temp == NULL it only sets
+ * *temp_bytes, as CUB does. */
+typedef cr_status (*cr_cub_fn)(const void *in, int64_t n, void *temp,
+                               size_t *temp_bytes, void *result,
+                               cudaStream_t stream, cr_error *error);
+
+template <class T, class Acc, class Op>
+cr_status run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
+                  void *result, cudaStream_t stream, cr_error *error);
+
 /* Partial results of every pass: pass 0 writes the first `blocks` slots,
  * later passes ping-pong between them and the slots after. */
 static inline size_t

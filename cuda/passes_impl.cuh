@@ -5,6 +5,9 @@
 #ifndef CUDAREDUCE_PASSES_IMPL_CUH
 #define CUDAREDUCE_PASSES_IMPL_CUH
 
+#include <cub/device/device_reduce.cuh>
+
+#include "fast.cuh"
 #include "ladder.cuh"
 #include "passes.cuh"
 
@@ -12,6 +15,12 @@ template <class T, class Acc>
 using kernel_fn = void (*)(const T *, Acc *, int64_t);
 
 #define CR_BLOCK_SIZES 5    /* 64, 128, 256, 512, 1024 */
+
+/* The instances of kernel template k for each block size, in
+ * block_size_index order; the other template arguments follow. */
+#define CR_PER_BLOCK_SIZE(k, ...)                                          \
+    {k<64, __VA_ARGS__>, k<128, __VA_ARGS__>, k<256, __VA_ARGS__>,        \
+     k<512, __VA_ARGS__>, k<1024, __VA_ARGS__>}
 
 static int
 block_size_index(int threads)
@@ -23,16 +32,14 @@ block_size_index(int threads)
     return index;
 }
 
-/* [method][block size] -> kernel.  Steps 1-5 read blockDim at run time, so
+/* [ladder method][block size] -> kernel.  Steps 1-5 read blockDim at run time, so
  * one instance serves every block size; 6 and 7 take it as a template. */
 template <class T, class Acc, class Op>
 struct kernel_table {
 #define CR_SAME_KERNEL(k) {k<T, Acc, Op>, k<T, Acc, Op>, k<T, Acc, Op>, \
                            k<T, Acc, Op>, k<T, Acc, Op>}
-#define CR_BLOCK_KERNEL(k) {k<64, T, Acc, Op>, k<128, T, Acc, Op>,      \
-                            k<256, T, Acc, Op>, k<512, T, Acc, Op>,     \
-                            k<1024, T, Acc, Op>}
-    static constexpr kernel_fn<T, Acc> kernels[CR_METHOD_COUNT]
+#define CR_BLOCK_KERNEL(k) CR_PER_BLOCK_SIZE(k, T, Acc, Op)
+    static constexpr kernel_fn<T, Acc> kernels[CR_LADDER_COUNT]
                                               [CR_BLOCK_SIZES] = {
         CR_SAME_KERNEL(reduce_interleaved_divergent),
         CR_SAME_KERNEL(reduce_interleaved_bank_conflict),
@@ -58,7 +65,8 @@ launch_pass(cr_method method, const cr_pass *pass, const T *in, Acc *out,
     kernel_fn<T, Acc> kernel = kernel_table<T, Acc, Op>::kernels
         [method][block_size_index(pass->threads)];
     const int64_t per_block =
-        (int64_t)pass->threads * cr_method_elements_per_thread(method);
+        (int64_t)pass->threads
+        * cr_method_elements_per_thread(method, sizeof(T));
     for (int64_t first = 0; first < pass->blocks; first += INT_MAX) {
         int64_t grid = pass->blocks - first;
         if (grid > INT_MAX) {
@@ -94,25 +102,75 @@ run_passes(cr_method method, const cr_plan *plan, const void *in,
     return status;
 }
 
+template <class T, class Acc, class Op>
+cr_status
+run_fast(const cr_pass *pass, const void *in, void *partials,
+         unsigned int *counter, void *result, cudaStream_t stream,
+         cr_error *error)
+{
+    using fast_fn = void (*)(const T *, int64_t, Acc *, unsigned int *,
+                             Acc *);
+    static constexpr fast_fn kernels[CR_BLOCK_SIZES] =
+        CR_PER_BLOCK_SIZE(reduce_fast, T, Acc, Op);
+    cr_status status = CR_OK;
+    /* The plan caps the grid at 32 blocks per SM: it fits an int. */
+    kernels[block_size_index(pass->threads)]<<<(unsigned int)pass->blocks,
+                                               pass->threads, 0, stream>>>(
+        static_cast<const T *>(in), pass->n_in, static_cast<Acc *>(partials),
+        counter, static_cast<Acc *>(result));
+    CR_CHECK(cudaGetLastError());
+    return CR_OK;
+error:
+    return status;
+}
+
+template <class T, class Acc, class Op>
+cr_status
+run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
+        void *result, cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    CR_CHECK(cub::DeviceReduce::Reduce(temp, *temp_bytes,
+                                       static_cast<const T *>(in),
+                                       static_cast<Acc *>(result), n, Op(),
+                                       Op::identity(), stream));
+    if (temp != NULL) {
+        CR_CHECK(cudaGetLastError());
+    }
+    return CR_OK;
+error:
+    return status;
+}
+
 /* Explicit instances, used by kernels_*.cu.  Every integer sum runs in a
  * wrapping uint64_t (see to_accumulator); cr_type INT64 and UINT64 sums
- * share it. */
+ * share it.  CUB, the reference, is instantiated for NumPy's default
+ * accumulators only: each instance costs seconds of build time. */
 #define CR_INSTANTIATE(T, Acc, Op)                                         \
     template cr_status run_passes<T, Acc, Op>(                            \
         cr_method, const cr_plan *, const void *, void *, cudaStream_t,   \
-        void **, cr_error *);
+        void **, cr_error *);                                             \
+    template cr_status run_fast<T, Acc, Op>(                              \
+        const cr_pass *, const void *, void *, unsigned int *, void *,    \
+        cudaStream_t, cr_error *);
+
+#define CR_INSTANTIATE_WITH_CUB(T, Acc, Op)                                \
+    CR_INSTANTIATE(T, Acc, Op)                                             \
+    template cr_status run_cub<T, Acc, Op>(                               \
+        const void *, int64_t, void *, size_t *, void *, cudaStream_t,    \
+        cr_error *);
 
 #define CR_INSTANTIATE_SUM_INTEGER(T)                                      \
-    CR_INSTANTIATE(T, uint64_t, SumOp<uint64_t>)                           \
+    CR_INSTANTIATE_WITH_CUB(T, uint64_t, SumOp<uint64_t>)                  \
     CR_INSTANTIATE(T, float, SumOp<float>)                                 \
     CR_INSTANTIATE(T, double, SumOp<double>)
 
-#define CR_INSTANTIATE_SUM_FLOAT(T)                                        \
-    CR_INSTANTIATE(T, float, SumOp<float>)                                 \
-    CR_INSTANTIATE(T, double, SumOp<double>)
+/* Own: the default accumulator (float for float16); Other: the other. */
+#define CR_INSTANTIATE_SUM_FLOAT(T, Own, Other)                            \
+    CR_INSTANTIATE_WITH_CUB(T, Own, SumOp<Own>)                            \
+    CR_INSTANTIATE(T, Other, SumOp<Other>)
 
-#define CR_INSTANTIATE_MIN_MAX(T, Acc)                                     \
-    CR_INSTANTIATE(T, Acc, MinOp<Acc>)                                     \
-    CR_INSTANTIATE(T, Acc, MaxOp<Acc>)
+#define CR_INSTANTIATE_MIN(T, Acc) CR_INSTANTIATE_WITH_CUB(T, Acc, MinOp<Acc>)
+#define CR_INSTANTIATE_MAX(T, Acc) CR_INSTANTIATE_WITH_CUB(T, Acc, MaxOp<Acc>)
 
 #endif /* CUDAREDUCE_PASSES_IMPL_CUH */

@@ -16,28 +16,35 @@
 typedef struct {
     const char *name;
     const char *description;
-    int elements_per_thread;    /* loaded by each thread, before the tree */
+    int elements_per_thread;    /* loaded by each thread, before the tree;
+                                 * 0: 16-byte vectors, CR_FAST_UNROLL deep */
     int grid_stride;            /* grid sized from the SM count */
+    int single_pass;            /* one launch reduces any n */
 } cr_method_info;
 
 /* Ladder order: the index is the cr_method value. */
 static const cr_method_info method_table[CR_METHOD_COUNT] = {
     {"interleaved_divergent",
-     "interleaved addressing, tid % (2*s) divergent branch", 1, 0},
+     "interleaved addressing, tid % (2*s) divergent branch", 1, 0, 0},
     {"interleaved_bank_conflict",
      "interleaved addressing with a strided index: no divergence, "
-     "shared-memory bank conflicts", 1, 0},
+     "shared-memory bank conflicts", 1, 0, 0},
     {"sequential",
-     "sequential addressing: conflict-free shared-memory access", 1, 0},
+     "sequential addressing: conflict-free shared-memory access", 1, 0, 0},
     {"first_add",
-     "first add during the global load: half the blocks", 2, 0},
+     "first add during the global load: half the blocks", 2, 0, 0},
     {"unroll_warp",
-     "last warp unrolled, __syncwarp() between its steps", 2, 0},
+     "last warp unrolled, __syncwarp() between its steps", 2, 0, 0},
     {"unroll_complete",
-     "completely unrolled, block size a template parameter", 2, 0},
+     "completely unrolled, block size a template parameter", 2, 0, 0},
     {"multi_element",
      "many elements per thread in a grid-stride loop (Brent's theorem), "
-     "grid sized from the SM count", 2, 1},
+     "grid sized from the SM count", 2, 1, 0},
+    {"fast",
+     "past the ladder: 16-byte vector loads, several in flight, warp "
+     "shuffles, one launch (the last block reduces the partials)", 0, 1, 1},
+    {"cub",
+     "cub::DeviceReduce from CCCL, the reference", 0, 0, 0},
 };
 
 static const size_t type_sizes[CR_TYPE_COUNT] = {
@@ -76,10 +83,14 @@ cr_method_needs_sm_count(cr_method method)
 }
 
 int
-cr_method_elements_per_thread(cr_method method)
+cr_method_elements_per_thread(cr_method method, size_t item_size)
 {
-    return method_is_valid(method) ? method_table[method].elements_per_thread
-                                   : 0;
+    if (!method_is_valid(method) || method == CR_METHOD_CUB
+        || item_size == 0 || item_size > 16) {
+        return 0;
+    }
+    int elements = method_table[method].elements_per_thread;
+    return elements ? elements : (int)(16 / item_size) * CR_FAST_UNROLL;
 }
 
 size_t
@@ -118,11 +129,19 @@ ceil_div(int64_t a, int64_t b)
 }
 
 cr_status
-cr_plan_launch(int64_t n, cr_method method, int threads, size_t acc_size,
-               int sm_count, cr_plan *plan, cr_error *error)
+cr_plan_launch(int64_t n, cr_method method, int threads, size_t item_size,
+               size_t acc_size, int sm_count, cr_plan *plan,
+               cr_error *error)
 {
     if (!method_is_valid(method)) {
         return plan_error(error, "invalid method");
+    }
+    if (method == CR_METHOD_CUB) {
+        return plan_error(error, "cub plans its own launches");
+    }
+    const int per_thread = cr_method_elements_per_thread(method, item_size);
+    if (per_thread == 0) {
+        return plan_error(error, "invalid item size");
     }
     if (threads < CR_MIN_THREADS || threads > CR_MAX_THREADS
         || (threads & (threads - 1)) != 0) {
@@ -146,7 +165,11 @@ cr_plan_launch(int64_t n, cr_method method, int threads, size_t acc_size,
         if (plan->count == CR_MAX_PASSES) {
             return plan_error(error, "too many passes");
         }
-        const int64_t per_block = (int64_t)threads * info->elements_per_thread;
+        /* Later passes read accumulators, not elements. */
+        const int elements = plan->count == 0
+            ? per_thread
+            : cr_method_elements_per_thread(method, acc_size);
+        const int64_t per_block = (int64_t)threads * elements;
         int64_t blocks = ceil_div(n_in, per_block);
         if (info->grid_stride) {
             /* Brent: enough blocks to fill the GPU once, then every thread
@@ -161,18 +184,34 @@ cr_plan_launch(int64_t n, cr_method method, int threads, size_t acc_size,
         pass->n_in = n_in;
         pass->blocks = blocks;
         pass->threads = threads;
-        /* Thread 0 of block 0 loads the most: element j * threads of each
-         * sweep of the grid, for the j of this method, while inside n. */
-        pass->items_per_thread = 0;
-        for (int j = 0; j < info->elements_per_thread; j++) {
-            int64_t first = (int64_t)j * threads;
-            if (first < n_in) {
-                pass->items_per_thread +=
-                    ceil_div(n_in - first, blocks * per_block);
-            }
+        if (info->single_pass) {
+            /* For 16-byte-aligned data: vectors of per_thread /
+             * CR_FAST_UNROLL elements, every grid-th one to a thread, and
+             * one element of the tail (a misaligned start adds at most one
+             * of the head and one of the tail).  Shared memory: one slot
+             * per warp, static. */
+            const int64_t vec = per_thread / CR_FAST_UNROLL;
+            pass->items_per_thread =
+                vec * ceil_div(n_in / vec, blocks * threads)
+                + (n_in % vec != 0);
+            pass->shared_bytes = 0;
         }
-        pass->shared_bytes = (size_t)threads * acc_size;
-        n_in = blocks == 1 ? 0 : blocks;
+        else {
+            /* Thread 0 of block 0 loads the most: element j * threads of
+             * each sweep of the grid, for the j of this method, while
+             * inside n. */
+            pass->items_per_thread = 0;
+            for (int j = 0; j < elements; j++) {
+                int64_t first = (int64_t)j * threads;
+                if (first < n_in) {
+                    pass->items_per_thread +=
+                        ceil_div(n_in - first, blocks * per_block);
+                }
+            }
+            pass->shared_bytes = (size_t)threads * acc_size;
+        }
+        /* The fast method's last block reduces the partials itself. */
+        n_in = blocks == 1 || info->single_pass ? 0 : blocks;
     }
     return CR_OK;
 }

@@ -11,6 +11,7 @@
 #include "cudareduce.h"
 #include "gather.cuh"
 #include "passes.cuh"
+#include "workspace.cuh"
 
 cr_status
 cr_record_cuda_error(cudaError_t code, const char *call, cr_error *error)
@@ -44,24 +45,35 @@ typedef struct {
     cr_type acc;
     cr_op op;
     cr_passes_fn run_passes;
+    cr_fast_fn run_fast;
+    cr_cub_fn run_cub;          /* NULL: not instantiated (see CR_CUB) */
 } dispatch_entry;
 
-#define CR_ENTRY(TYPE, ACC, OP, T, Acc, Op) \
-    {TYPE, ACC, OP, run_passes<T, Acc, Op>}
+#define CR_ENTRY(TYPE, ACC, OP, T, Acc, Op, CUB) \
+    {TYPE, ACC, OP, run_passes<T, Acc, Op>, run_fast<T, Acc, Op>, CUB}
+/* CUB runs NumPy's default accumulators only (passes_impl.cuh). */
+#define CR_CUB(T, Acc, Op) run_cub<T, Acc, Op>
+#define CR_NO_CUB NULL
 
 /* The instances of kernels_*.cu, by the cr_types they serve. */
 #define CR_SUM_INTEGER_ENTRIES(TYPE, T)                                   \
-    CR_ENTRY(TYPE, CR_TYPE_INT64, CR_OP_SUM, T, uint64_t, SumOp<uint64_t>), \
+    CR_ENTRY(TYPE, CR_TYPE_INT64, CR_OP_SUM, T, uint64_t, SumOp<uint64_t>, \
+             CR_CUB(T, uint64_t, SumOp<uint64_t>)),                       \
     CR_ENTRY(TYPE, CR_TYPE_UINT64, CR_OP_SUM, T, uint64_t,               \
-             SumOp<uint64_t>),                                            \
-    CR_ENTRY(TYPE, CR_TYPE_FLOAT32, CR_OP_SUM, T, float, SumOp<float>),   \
-    CR_ENTRY(TYPE, CR_TYPE_FLOAT64, CR_OP_SUM, T, double, SumOp<double>)
-#define CR_SUM_FLOAT_ENTRIES(TYPE, T)                                     \
-    CR_ENTRY(TYPE, CR_TYPE_FLOAT32, CR_OP_SUM, T, float, SumOp<float>),   \
-    CR_ENTRY(TYPE, CR_TYPE_FLOAT64, CR_OP_SUM, T, double, SumOp<double>)
+             SumOp<uint64_t>, CR_CUB(T, uint64_t, SumOp<uint64_t>)),      \
+    CR_ENTRY(TYPE, CR_TYPE_FLOAT32, CR_OP_SUM, T, float, SumOp<float>,    \
+             CR_NO_CUB),                                                  \
+    CR_ENTRY(TYPE, CR_TYPE_FLOAT64, CR_OP_SUM, T, double, SumOp<double>,  \
+             CR_NO_CUB)
+#define CR_SUM_FLOAT_ENTRIES(TYPE, T, OWN, Own, OTHER, Other)             \
+    CR_ENTRY(TYPE, OWN, CR_OP_SUM, T, Own, SumOp<Own>,                    \
+             CR_CUB(T, Own, SumOp<Own>)),                                 \
+    CR_ENTRY(TYPE, OTHER, CR_OP_SUM, T, Other, SumOp<Other>, CR_NO_CUB)
 #define CR_MIN_MAX_ENTRIES(TYPE, T, ACC, Acc)                             \
-    CR_ENTRY(TYPE, ACC, CR_OP_MIN, T, Acc, MinOp<Acc>),                   \
-    CR_ENTRY(TYPE, ACC, CR_OP_MAX, T, Acc, MaxOp<Acc>)
+    CR_ENTRY(TYPE, ACC, CR_OP_MIN, T, Acc, MinOp<Acc>,                    \
+             CR_CUB(T, Acc, MinOp<Acc>)),                                 \
+    CR_ENTRY(TYPE, ACC, CR_OP_MAX, T, Acc, MaxOp<Acc>,                    \
+             CR_CUB(T, Acc, MaxOp<Acc>))
 
 static const dispatch_entry dispatch_table[] = {
     CR_SUM_INTEGER_ENTRIES(CR_TYPE_BOOL, bool),
@@ -73,9 +85,12 @@ static const dispatch_entry dispatch_table[] = {
     CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT16, uint16_t),
     CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT32, uint32_t),
     CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT64, uint64_t),
-    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT16, __half),
-    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT32, float),
-    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT64, double),
+    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT16, __half, CR_TYPE_FLOAT32, float,
+                         CR_TYPE_FLOAT64, double),
+    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT32, float, CR_TYPE_FLOAT32, float,
+                         CR_TYPE_FLOAT64, double),
+    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT64, double, CR_TYPE_FLOAT64, double,
+                         CR_TYPE_FLOAT32, float),
     CR_MIN_MAX_ENTRIES(CR_TYPE_BOOL, bool, CR_TYPE_BOOL, bool),
     CR_MIN_MAX_ENTRIES(CR_TYPE_INT8, int8_t, CR_TYPE_INT8, int8_t),
     CR_MIN_MAX_ENTRIES(CR_TYPE_INT16, int16_t, CR_TYPE_INT16, int16_t),
@@ -92,14 +107,19 @@ static const dispatch_entry dispatch_table[] = {
 
 #define DISPATCH_COUNT (sizeof(dispatch_table) / sizeof(dispatch_table[0]))
 
-static cr_passes_fn
-lookup_passes(const cr_request *request, cr_error *error)
+static const dispatch_entry *
+lookup_entry(const cr_request *request, cr_error *error)
 {
     for (size_t i = 0; i < DISPATCH_COUNT; i++) {
         const dispatch_entry *entry = &dispatch_table[i];
         if (entry->type == request->type && entry->acc == request->acc
             && entry->op == request->op) {
-            return entry->run_passes;
+            if (request->method == CR_METHOD_CUB && entry->run_cub == NULL) {
+                (void)invalid(error, "method 'cub' runs NumPy's default "
+                                     "accumulator only: leave out dtype=");
+                return NULL;
+            }
+            return entry;
         }
     }
     (void)invalid(error, "no kernel for this element type, accumulator "
@@ -118,6 +138,7 @@ plan_request(const cr_request *request, cr_plan *plan, cr_error *error)
     CR_CHECK(cudaDeviceGetAttribute(&sm_count,
                                     cudaDevAttrMultiProcessorCount, device));
     return cr_plan_launch(request->n, request->method, request->threads,
+                          cr_type_size(request->type),
                           cr_type_size(request->acc), sm_count, plan, error);
 error:
     return status;
@@ -196,6 +217,123 @@ validate_request(const cr_request *request, cr_error *error)
     return CR_OK;
 }
 
+/* What one reduction needs besides its input: set up once, then launched
+ * any number of times (the bench launches it many), its result fetched,
+ * and closed. */
+typedef struct {
+    const dispatch_entry *entry;
+    cr_method method;
+    size_t acc_size;
+    cr_plan plan;               /* the ladder's and the fast method's */
+    void *scratch;              /* ladder: partials; cub: temp + result */
+    size_t cub_temp_bytes;
+    void *device_result;        /* where the result lands (not fast) */
+    cr_workspace *fast;         /* the fast method's */
+} reducer;
+
+/* Round up to a multiple of 16 bytes. */
+static size_t
+aligned16(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+static cr_status
+reducer_open(reducer *r, const cr_request *request, cudaStream_t stream,
+             cr_error *error)
+{
+    cr_status status = CR_OK;
+    int device = 0;
+    memset(r, 0, sizeof(*r));
+    r->method = request->method;
+    r->acc_size = cr_type_size(request->acc);
+    if ((r->entry = lookup_entry(request, error)) == NULL) {
+        return CR_ERR_INVALID;
+    }
+    switch (r->method) {
+    case CR_METHOD_CUB:
+        /* CUB's size query fails on a missing device with an error that
+         * does not say so: ask for the device first. */
+        CR_CHECK(cudaGetDevice(&device));
+        status = r->entry->run_cub(NULL, request->n, NULL, &r->cub_temp_bytes,
+                                   NULL, stream, error);
+        if (status != CR_OK) {
+            return status;
+        }
+        CR_CHECK(cudaMallocAsync(&r->scratch,
+                                 aligned16(r->cub_temp_bytes) + r->acc_size,
+                                 stream));
+        r->device_result = static_cast<char *>(r->scratch)
+            + aligned16(r->cub_temp_bytes);
+        return CR_OK;
+    case CR_METHOD_FAST:
+        status = plan_request(request, &r->plan, error);
+        return status == CR_OK ? cr_workspace_acquire(&r->fast, error)
+                               : status;
+    default:
+        status = plan_request(request, &r->plan, error);
+        if (status != CR_OK) {
+            return status;
+        }
+        CR_CHECK(cudaMallocAsync(&r->scratch,
+                                 workspace_bytes(&r->plan, r->acc_size),
+                                 stream));
+        return CR_OK;
+    }
+error:
+    return status;
+}
+
+/* Queues the kernels that reduce the n elements at `in`. */
+static cr_status
+reducer_launch(reducer *r, const void *in, int64_t n, cudaStream_t stream,
+               cr_error *error)
+{
+    switch (r->method) {
+    case CR_METHOD_CUB:
+        return r->entry->run_cub(in, n, r->scratch, &r->cub_temp_bytes,
+                                 r->device_result, stream, error);
+    case CR_METHOD_FAST:
+        return r->entry->run_fast(&r->plan.pass[0], in, r->fast->partials,
+                                  r->fast->counter, r->fast->result_device,
+                                  stream, error);
+    default:
+        return r->entry->run_passes(r->method, &r->plan, in, r->scratch,
+                                    stream, &r->device_result, error);
+    }
+}
+
+/* Waits for the launches and copies the result to `result`.  The fast
+ * kernel has already written it to pinned host memory. */
+static cr_status
+reducer_fetch(reducer *r, void *result, cudaStream_t stream,
+              cr_error *error)
+{
+    cr_status status = CR_OK;
+    if (r->method != CR_METHOD_FAST) {
+        CR_CHECK(cudaMemcpyAsync(result, r->device_result, r->acc_size,
+                                 cudaMemcpyDeviceToHost, stream));
+    }
+    CR_CHECK(cudaStreamSynchronize(stream));
+    if (r->method == CR_METHOD_FAST) {
+        memcpy(result, r->fast->result_host, r->acc_size);
+    }
+    return CR_OK;
+error:
+    return status;
+}
+
+static void
+reducer_close(reducer *r, cudaStream_t stream, int healthy)
+{
+    if (r->scratch != NULL) {
+        (void)cudaFreeAsync(r->scratch, stream);
+    }
+    if (r->fast != NULL) {
+        cr_workspace_release(r->fast, healthy);
+    }
+}
+
 extern "C" cr_status
 cr_reduce(const cr_request *request, void *result, cr_error *error)
 {
@@ -204,22 +342,18 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     cr_status status = validate_request(request, error);
     cudaStream_t stream = (cudaStream_t)request->stream;
     const size_t item = cr_type_size(request->type);
-    const size_t acc_size = cr_type_size(request->acc);
     const int gather = request->location == CR_DEVICE
         && request->layout != NULL && !request->layout->contiguous;
     const int copy_in = request->location == CR_HOST || gather;
     const unsigned char *in = NULL;
     void *input_buffer = NULL;
-    void *workspace = NULL;
-    void *final = NULL;
-    cr_passes_fn run = NULL;
-    cr_plan plan;
+    int opened = 0;
+    reducer r;
 
     if (status != CR_OK) {
         return status;
     }
-    run = lookup_passes(request, error);
-    if (run == NULL) {
+    if (lookup_entry(request, error) == NULL) {
         return CR_ERR_INVALID;
     }
     if (request->n == 0) {
@@ -230,16 +364,13 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
             error->cuda_code = 0;
             return CR_ERR_INVALID;
         }
-        memset(result, 0, acc_size);    /* 0 in every accumulator type */
+        /* 0 in every accumulator type. */
+        memset(result, 0, cr_type_size(request->acc));
         return CR_OK;
     }
     in = static_cast<const unsigned char *>(request->data);
     if (request->layout != NULL) {
         in += request->layout->offset;
-    }
-    status = plan_request(request, &plan, error);
-    if (status != CR_OK) {
-        return status;
     }
     if (request->location == CR_DEVICE) {
         status = check_device_pointer(in, error);
@@ -251,15 +382,18 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
         status = wait_for_producer(stream, (cudaStream_t)request->wait_stream,
                                    error);
         if (status != CR_OK) {
-            goto error;
+            return status;
         }
+    }
+    status = reducer_open(&r, request, stream, error);
+    opened = 1;
+    if (status != CR_OK) {
+        goto error;
     }
     if (copy_in) {
         CR_CHECK(cudaMallocAsync(&input_buffer, (size_t)request->n * item,
                                  stream));
     }
-    CR_CHECK(cudaMallocAsync(&workspace, workspace_bytes(&plan, acc_size),
-                             stream));
     if (request->location == CR_HOST) {
         CR_CHECK(cudaMemcpyAsync(input_buffer, in, (size_t)request->n * item,
                                  cudaMemcpyHostToDevice, stream));
@@ -272,14 +406,12 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
             goto error;
         }
     }
-    status = run(request->method, &plan, copy_in ? input_buffer : in,
-                 workspace, stream, &final, error);
+    status = reducer_launch(&r, copy_in ? input_buffer : in, request->n,
+                            stream, error);
     if (status != CR_OK) {
         goto error;
     }
-    CR_CHECK(cudaMemcpyAsync(result, final, acc_size, cudaMemcpyDeviceToHost,
-                             stream));
-    CR_CHECK(cudaStreamSynchronize(stream));
+    status = reducer_fetch(&r, result, stream, error);
 
 error:
     /* The first error is the one reported; freeing after it is best
@@ -287,8 +419,8 @@ error:
     if (input_buffer != NULL) {
         (void)cudaFreeAsync(input_buffer, stream);
     }
-    if (workspace != NULL) {
-        (void)cudaFreeAsync(workspace, stream);
+    if (opened) {
+        reducer_close(&r, stream, status == CR_OK);
     }
     if (status != CR_OK) {
         (void)cudaGetLastError();
@@ -296,7 +428,7 @@ error:
     return status;
 }
 
-/* Time the passes alone on device-resident copies of the host array: the
+/* Time the launches alone on device-resident copies of the host array: the
  * array is copied to `buffers` device buffers once, and rep r reduces buffer
  * r % buffers, so that inputs larger in total than the L2 cache measure
  * memory, not cache.  Events bracket each rep's launches. */
@@ -307,14 +439,11 @@ cr_time_reduce(const cr_timing_request *timing, float *times_ms,
     const cr_request *request = &timing->request;
     cr_status status = validate_request(request, error);
     const size_t bytes = (size_t)request->n * cr_type_size(request->type);
-    const size_t acc_size = cr_type_size(request->acc);
     cudaStream_t stream = cudaStreamPerThread;
     unsigned char *inputs = NULL;
-    void *workspace = NULL;
-    void *final = NULL;
     cudaEvent_t events[2] = {NULL, NULL};
-    cr_passes_fn run = NULL;
-    cr_plan plan;
+    int opened = 0;
+    reducer r;
 
     if (status != CR_OK) {
         return status;
@@ -326,17 +455,12 @@ cr_time_reduce(const cr_timing_request *timing, float *times_ms,
                               "n > 0, buffers >= 1, reps >= 1, "
                               "warmup >= 0");
     }
-    run = lookup_passes(request, error);
-    if (run == NULL) {
-        return CR_ERR_INVALID;
-    }
-    status = plan_request(request, &plan, error);
+    status = reducer_open(&r, request, stream, error);
+    opened = 1;
     if (status != CR_OK) {
-        return status;
+        goto error;
     }
     CR_CHECK(cudaMallocAsync((void **)&inputs, bytes * timing->buffers,
-                             stream));
-    CR_CHECK(cudaMallocAsync(&workspace, workspace_bytes(&plan, acc_size),
                              stream));
     for (int b = 0; b < timing->buffers; b++) {
         CR_CHECK(cudaMemcpyAsync(inputs + (size_t)b * bytes, request->data,
@@ -344,25 +468,22 @@ cr_time_reduce(const cr_timing_request *timing, float *times_ms,
     }
     CR_CHECK(cudaEventCreate(&events[0]));
     CR_CHECK(cudaEventCreate(&events[1]));
-    for (int r = -timing->warmup; r < timing->reps; r++) {
-        const unsigned char *in = inputs + (size_t)((r + timing->warmup)
-                                                    % timing->buffers) * bytes;
+    for (int rep = -timing->warmup; rep < timing->reps; rep++) {
+        const unsigned char *in = inputs
+            + (size_t)((rep + timing->warmup) % timing->buffers) * bytes;
         CR_CHECK(cudaEventRecord(events[0], stream));
-        status = run(request->method, &plan, in, workspace, stream, &final,
-                     error);
+        status = reducer_launch(&r, in, request->n, stream, error);
         if (status != CR_OK) {
             goto error;
         }
         CR_CHECK(cudaEventRecord(events[1], stream));
         CR_CHECK(cudaEventSynchronize(events[1]));
-        if (r >= 0) {
-            CR_CHECK(cudaEventElapsedTime(&times_ms[r], events[0],
+        if (rep >= 0) {
+            CR_CHECK(cudaEventElapsedTime(&times_ms[rep], events[0],
                                           events[1]));
         }
     }
-    CR_CHECK(cudaMemcpyAsync(result, final, acc_size, cudaMemcpyDeviceToHost,
-                             stream));
-    CR_CHECK(cudaStreamSynchronize(stream));
+    status = reducer_fetch(&r, result, stream, error);
 
 error:
     for (int e = 0; e < 2; e++) {
@@ -373,8 +494,8 @@ error:
     if (inputs != NULL) {
         (void)cudaFreeAsync(inputs, stream);
     }
-    if (workspace != NULL) {
-        (void)cudaFreeAsync(workspace, stream);
+    if (opened) {
+        reducer_close(&r, stream, status == CR_OK);
     }
     if (status != CR_OK) {
         (void)cudaGetLastError();

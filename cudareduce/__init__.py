@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 __all__ = ["CudaError", "Pass", "__version__", "max", "mean", "methods", "min",
            "plan", "sum"]
 
-DEFAULT_METHOD = "multi_element"
+DEFAULT_METHOD = "fast"
 DEFAULT_THREADS = 256
 
 
@@ -39,17 +39,19 @@ class Pass(NamedTuple):
     items_per_thread: int
     """Most elements one thread loads itself, before the shared-memory tree."""
     shared_bytes: int
-    """Dynamic shared memory per block."""
+    """Dynamic shared memory per block (the fast method's is static)."""
 
 
 def methods() -> dict[str, str]:
-    """The reduction methods in ladder order.
+    """The reduction methods: the ladder in order, then the fast path and CUB.
 
     Returns
     -------
     dict
         ``{name: one-line description}``, from the first step of the ladder
-        (``interleaved_divergent``) to the last (``multi_element``).
+        (``interleaved_divergent``) to the last (``multi_element``), then
+        ``fast`` (the default: one launch, vector loads) and ``cub``
+        (``cub::DeviceReduce``, the reference).
     """
     return dict(_cudareduce.methods())
 
@@ -58,9 +60,10 @@ def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int = DEFAULT_THREADS
          dtype: DTypeLike = np.float32, sm_count: int | None = None) -> list[Pass]:
     """The kernel launches that reducing `n` elements takes.
 
-    Plain arithmetic, no GPU needed, except that ``multi_element`` sizes its
-    grid from the SM count: give `sm_count`, or leave it None to ask the
-    current device.
+    Plain arithmetic, no GPU needed, except that ``multi_element`` and
+    ``fast`` size their grid from the SM count: give `sm_count`, or leave it
+    None to ask the current device.  ``cub`` plans its own launches, so it
+    has no plan here (ValueError).
 
     Parameters
     ----------
@@ -71,14 +74,17 @@ def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int = DEFAULT_THREADS
     threads : int
         Threads per block, a power of two from 64 to 1024.
     dtype : dtype-like
-        Input dtype; its accumulator sets the shared memory per block.
+        Input dtype: its size sets the fast method's vector width, its
+        accumulator the shared memory per block.
     sm_count : int, optional
         Streaming multiprocessors of the GPU to plan for.
 
     Returns
     -------
     list of Pass
-        One record per launch; the last has one block.  Empty for ``n == 0``.
+        One record per launch; the last has one block, except the fast
+        method's single launch, whose last block to finish reduces the
+        others' partials.  Empty for ``n == 0``.
     """
     return [Pass(**record) for record in
             _cudareduce.plan(n, method, threads, dtype, sm_count)]
@@ -92,7 +98,7 @@ _INPUTS_DOC = """a : array_like
         or anything ``numpy.asarray`` accepts.  dtypes: bool, int8-int64,
         uint8-uint64, float16, float32, float64.
     method : str
-        A name from :func:`methods` (default ``"multi_element"``).
+        A name from :func:`methods` (default ``"fast"``).
     threads : int
         Threads per block, a power of two from 64 to 1024 (default 256)."""
 

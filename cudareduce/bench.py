@@ -8,6 +8,14 @@ per (dtype, n, threads)::
     python -m cudareduce.bench          # float32, n = 2^22, 256 threads
     python -m cudareduce.bench --sizes 2^10..2^28 --json r.json --plot r.png
 
+The same from Python (the command line is a thin layer over it)::
+
+    from cudareduce import bench
+    results = bench.run(sizes=[2**k for k in range(10, 29)])   # a Results
+    results.select(n=2**22)      # in Jupyter: an HTML table; print() it else
+    results.plot_step_speedups(); results.plot_bandwidth()
+    results.to_json("r.json"); bench.Results.from_json("r.json")
+
 How a figure is measured
 ------------------------
 - Fresh random data for every size of every run: uniform [0, 1) for floats,
@@ -39,9 +47,10 @@ Units
   That is what the memory system sustains, so "% of copy" says how close a
   reduction (which only reads) comes to the device's practical bandwidth.
 - Step speedup: the previous method's median over this one's (ladder order,
-  among the methods timed and correct); cumulative: the first timed, correct
-  method's median over this one's.  Peers get a cumulative speedup (over the
-  same first method) and no step speedup.
+  then ``fast``, among the methods timed and correct); cumulative: the first
+  timed, correct method's median over this one's.  The references -- ``cub``
+  (``cub::DeviceReduce`` inside this library) and the peers -- get a
+  cumulative speedup (over the same first method) and no step speedup.
 
 The JSON document (``--json``)
 ------------------------------
@@ -61,12 +70,15 @@ row has ``reps`` 0.  :func:`validate_document` checks this shape.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import math
 import os
 import re
 import statistics
 import sys
+import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -77,10 +89,13 @@ from cudareduce import _cudareduce
 
 __all__ = [
     "COPY_BYTES", "DEFAULT_N", "DTYPES", "MAX_BUFFERS", "MAX_REPS", "MIN_REPS",
-    "PEERS", "TARGET_SECONDS", "WARMUP",
-    "choose_reps", "format_group", "format_table", "group_results",
-    "is_correct", "is_peer", "ladder_timer", "load_peer", "main",
-    "make_document", "make_result", "measure_copy", "measure_method",
+    "PEERS", "REFERENCE_METHOD", "TARGET_SECONDS", "WARMUP", "Results",
+    "compare",
+    "comparison_ratios", "format_comparison", "measure_latency",
+    "choose_reps", "device_info", "format_group", "format_table",
+    "group_results", "is_correct", "is_peer", "is_reference",
+    "ladder_timer", "load_peer",
+    "main", "make_document", "make_result", "measure_copy", "measure_method",
     "order_results", "parse_size", "parse_sizes", "random_array",
     "reference_sum", "rotation_buffers", "run", "speedups", "tolerance",
     "validate_document", "write_json",
@@ -91,6 +106,8 @@ DEFAULT_DTYPE = "float32"
 DEFAULT_THREADS = 256
 DTYPES = ("float32", "float64", "int32", "int64")
 PEERS = ("torch.sum", "cupy.sum")
+#: Our method that runs ``cub::DeviceReduce``: a reference, like the peers.
+REFERENCE_METHOD = "cub"
 
 WARMUP = 3
 PILOT_WARMUP = 1
@@ -374,22 +391,31 @@ def write_json(document: Mapping[str, Any], path: str | os.PathLike) -> None:
 
 
 def is_peer(method: str) -> bool:
-    """Whether `method` is a peer library's sum rather than a ladder step."""
+    """Whether `method` is a peer library's sum rather than ours."""
     return method in PEERS
 
 
+def is_reference(method: str) -> bool:
+    """Whether `method` is a reference to compare with (``cub``, or a peer)
+    rather than a step: references get no step speedup."""
+    return method == REFERENCE_METHOD or is_peer(method)
+
+
 def _ladder() -> list[str]:
-    return list(cudareduce.methods())
+    """The steps, in order: the seven of the ladder, then ``fast``."""
+    return [m for m in cudareduce.methods() if m != REFERENCE_METHOD]
 
 
 def order_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping]:
-    """Ladder methods in ladder order, then other methods and peers, each in
-    their given order (a stable sort)."""
+    """Steps in ladder order, then other methods, ``cub`` and the peers, each
+    in their given order (a stable sort)."""
     ladder = {m: i for i, m in enumerate(_ladder())}
 
     def key(r: Mapping) -> tuple[int, int]:
         m = r["method"]
         if is_peer(m):
+            return (3, 0)
+        if m == REFERENCE_METHOD:
             return (2, 0)
         return (0, ladder[m]) if m in ladder else (1, 0)
 
@@ -410,12 +436,12 @@ def speedups(rows: Sequence[Mapping[str, Any]]
              ) -> list[tuple[float | None, float | None]]:
     """(step, cumulative) speedup of each row of one group, in row order.
 
-    Rows are in table order (see :func:`order_results`).  Among the ladder
+    Rows are in table order (see :func:`order_results`).  Among the step
     rows that are correct and timed, step = previous one's ``median_us`` /
     this one's (None for the first), cumulative = first one's / this one's.
-    Peers get step None and a cumulative speedup over the same first ladder
-    row.  Wrong rows get (None, None); so does everything when no ladder row
-    is timed.
+    References (``cub``, peers) get step None and a cumulative speedup over
+    the same first step row.  Wrong rows get (None, None); so does everything
+    when no step row is timed.
     """
     first: float | None = None
     previous: float | None = None
@@ -425,7 +451,7 @@ def speedups(rows: Sequence[Mapping[str, Any]]
         if not r.get("correct") or t is None:
             out.append((None, None))
             continue
-        if is_peer(r["method"]):
+        if is_reference(r["method"]):
             out.append((None, None if first is None else first / t))
             continue
         step = None if previous is None else previous / t
@@ -463,8 +489,10 @@ TABLE_HEADERS = ("method", "time (µs)", "GB/s", "% of copy", "step speedup",
                  "cumulative speedup")
 
 
-def format_group(rows: Sequence[Mapping[str, Any]], copy_gbps: float) -> str:
-    """The table of one (dtype, n, threads) group, rows in table order."""
+def _group_cells(rows: Sequence[Mapping[str, Any]], copy_gbps: float
+                 ) -> list[list[str]]:
+    """The table cells of one group (the columns of :data:`TABLE_HEADERS`),
+    shared by the text table and :meth:`Results._repr_html_`."""
     body = []
     for r, (step, cumulative) in zip(rows, speedups(rows)):
         if not r["correct"]:
@@ -474,9 +502,32 @@ def format_group(rows: Sequence[Mapping[str, Any]], copy_gbps: float) -> str:
         body.append([
             r["method"], _fmt_time(r["median_us"]), f"{gbps:,.1f}",
             f"{100.0 * gbps / copy_gbps:.1f}%",
-            "peer" if is_peer(r["method"]) else _fmt_speedup(step),
+            _reference_cell(r["method"]) if is_reference(r["method"])
+            else _fmt_speedup(step),
             _fmt_speedup(cumulative)])
-    return "\n".join(_render(TABLE_HEADERS, body))
+    return body
+
+
+def _reference_cell(method: str) -> str:
+    """The step-speedup cell of a reference row."""
+    return "peer" if is_peer(method) else "reference"
+
+
+def format_group(rows: Sequence[Mapping[str, Any]], copy_gbps: float) -> str:
+    """The table of one (dtype, n, threads) group, rows in table order."""
+    return "\n".join(_render(TABLE_HEADERS, _group_cells(rows, copy_gbps)))
+
+
+def _device_line(document: Mapping[str, Any]) -> str:
+    dev = document["device"]
+    return (f"cudareduce {document['cudareduce_version']} on {dev['name']} "
+            f"({dev['sm_count']} SMs, L2 {dev['l2_bytes'] / 2**20:g} MiB); "
+            f"device-to-device copy {dev['copy_gbps']:,.1f} GB/s "
+            f"(read+write)")
+
+
+def _group_title(dtype: str, n: int, threads: int) -> str:
+    return f"{dtype}, n = {_format_n(n)}, {threads} threads per block"
 
 
 def format_table(document: Mapping[str, Any]) -> str:
@@ -484,19 +535,317 @@ def format_table(document: Mapping[str, Any]) -> str:
 
     Columns: method, time (µs), GB/s, % of copy, step speedup, cumulative
     speedup (see :func:`speedups`).  A wrong method shows ``WRONG`` and no
-    figures; a peer shows ``peer`` as its step speedup.
+    figures; a peer shows ``peer`` as its step speedup, ``cub``
+    ``reference``.
     """
-    dev = document["device"]
-    lines = [f"cudareduce {document['cudareduce_version']} on {dev['name']} "
-             f"({dev['sm_count']} SMs, L2 {dev['l2_bytes'] / 2**20:g} MiB); "
-             f"device-to-device copy {dev['copy_gbps']:,.1f} GB/s "
-             f"(read+write)"]
-    groups = group_results(document["results"])
-    for (dtype, n, threads), rows in groups.items():
-        lines += ["", f"{dtype}, n = {_format_n(n)}, {threads} threads per "
-                      f"block",
-                  format_group(rows, dev["copy_gbps"])]
+    lines = [_device_line(document)]
+    copy_gbps = document["device"]["copy_gbps"]
+    for (dtype, n, threads), rows in group_results(
+            document["results"]).items():
+        lines += ["", _group_title(dtype, n, threads),
+                  format_group(rows, copy_gbps)]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Results: the document, for Python and notebooks
+
+
+def _short_n(n: int) -> str:
+    """``2^22`` for powers of two, else ``1,000``."""
+    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 \
+        else f"{n:,}"
+
+
+def _describe_sizes(sizes: Sequence[int]) -> str:
+    """``2^10..2^28 (19 sizes)``, ``2^22``, ``1,000, 4,096 (2 sizes)``."""
+    if not sizes:
+        return "no sizes"
+    if len(sizes) == 1:
+        return _short_n(sizes[0])
+    powers = all(n & (n - 1) == 0 for n in sizes)
+    consecutive = powers and all(b == 2 * a for a, b in zip(sizes, sizes[1:]))
+    if consecutive or len(sizes) > 6:
+        text = f"{_short_n(sizes[0])}..{_short_n(sizes[-1])}"
+    else:
+        text = ", ".join(_short_n(n) for n in sizes)
+    return f"{text} ({len(sizes)} sizes)"
+
+
+class Results(dict):
+    """What one bench run measured: the JSON document, with tools to show it.
+
+    A ``Results`` *is* the document of the module docstring (a ``dict``,
+    checked by :func:`validate_document` when built, so ``results["device"]``
+    and ``json.dump(results, f)`` work as they do on the plain document), plus:
+
+    - :meth:`table` -- the text table ``python -m cudareduce.bench`` prints
+      (``print(results)`` prints it too); :meth:`to_markdown` the same as
+      Markdown;
+    - :meth:`to_json` / :meth:`from_json` -- write and read the JSON file
+      (the same file as ``--json``);
+    - :meth:`to_pandas` -- one DataFrame row per result, with the table's
+      derived columns (needs pandas);
+    - :meth:`plot_step_speedups`, :meth:`plot_bandwidth` -- the plots of
+      :mod:`cudareduce.plot` (need matplotlib);
+    - :meth:`select` -- a part of it (one size, some methods, ...).
+
+    In Jupyter a ``Results`` shows as HTML tables with the same columns as the
+    text table; ``repr()`` is a short summary (device, sizes, methods).
+
+    Parameters
+    ----------
+    document : mapping
+        A bench document, e.g. as read from a ``--json`` file.  It is copied.
+
+    Raises
+    ------
+    ValueError
+        `document` does not have the document's shape (see
+        :func:`validate_document`).
+    """
+
+    def __init__(self, document: Mapping[str, Any]) -> None:
+        validate_document(document)
+        super().__init__(json.loads(json.dumps(document, allow_nan=False)))
+
+    # -- reading and writing --------------------------------------------------
+
+    @classmethod
+    def from_json(cls, path: str | os.PathLike) -> "Results":
+        """Read a document written by :meth:`to_json` or ``--json``.
+
+        Raises
+        ------
+        OSError
+            The file cannot be read.
+        ValueError
+            It is not JSON, or not a bench document.
+        """
+        with open(path, encoding="utf-8") as f:
+            try:
+                document = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{os.fspath(path)}: not JSON: {e}") from None
+        try:
+            return cls(document)
+        except ValueError as e:
+            raise ValueError(f"{os.fspath(path)}: {e}") from None
+
+    def to_json(self, path: str | os.PathLike) -> None:
+        """Write the document to `path` (indented JSON, the ``--json``
+        format), after checking it again."""
+        write_json(self, path)
+
+    # -- looking inside -------------------------------------------------------
+
+    @property
+    def device(self) -> dict:
+        """``{"name", "sm_count", "l2_bytes", "copy_gbps"}`` of the GPU."""
+        return self["device"]
+
+    @property
+    def sizes(self) -> list[int]:
+        """The element counts measured, sorted."""
+        return sorted({r["n"] for r in self["results"]})
+
+    @property
+    def methods(self) -> list[str]:
+        """The methods measured, in table order (steps, then references)."""
+        seen: dict[str, None] = {}
+        for r in order_results(self["results"]):
+            seen.setdefault(r["method"], None)
+        return list(seen)
+
+    def select(self, *, n: int | Iterable[int] | None = None,
+               dtype: str | None = None, threads: int | None = None,
+               methods: str | Iterable[str] | None = None) -> "Results":
+        """The results matching every criterion given, as a new ``Results``
+        (same device); e.g. ``results.select(n=2**22)`` for one table.
+
+        Raises
+        ------
+        ValueError
+            Nothing matches.
+        """
+        def as_set(value: Any) -> set | None:
+            if value is None:
+                return None
+            if isinstance(value, (str, int, np.integer)):
+                return {value}
+            return set(value)
+
+        wanted = {"n": as_set(n), "dtype": as_set(dtype),
+                  "threads": as_set(threads), "method": as_set(methods)}
+        rows = [r for r in self["results"]
+                if all(v is None or r[k] in v for k, v in wanted.items())]
+        if not rows:
+            asked = ", ".join(f"{k}={v!r}" for k, v in
+                              (("n", n), ("dtype", dtype),
+                               ("threads", threads), ("methods", methods))
+                              if v is not None)
+            raise ValueError(f"no results with {asked}; measured: "
+                             f"{self._summary_line()}")
+        return type(self)({**self, "results": rows})
+
+    # -- showing ---------------------------------------------------------------
+
+    def table(self) -> str:
+        """The text table, exactly as ``python -m cudareduce.bench`` prints
+        it (see :func:`format_table`)."""
+        return format_table(self)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def to_markdown(self) -> str:
+        """The table as Markdown (for a README or a report): the device
+        line, then per (dtype, n, threads) group a bold title and a pipe
+        table with the columns and cells of :meth:`table`."""
+        def line(cells: Sequence[str]) -> str:
+            return "| " + " | ".join(c.replace("|", "\\|") for c in cells) \
+                + " |"
+
+        lines = [_device_line(self)]
+        copy_gbps = self["device"]["copy_gbps"]
+        for (dtype, n, threads), rows in group_results(
+                self["results"]).items():
+            lines += ["", f"**{_group_title(dtype, n, threads)}**", "",
+                      line(TABLE_HEADERS),
+                      "|" + "|".join([":---"] + ["---:"] *
+                                     (len(TABLE_HEADERS) - 1)) + "|"]
+            lines += [line(cells) for cells in _group_cells(rows, copy_gbps)]
+        return "\n".join(lines)
+
+    def _summary_line(self) -> str:
+        results = self["results"]
+        dtypes = sorted({r["dtype"] for r in results})
+        threads = sorted({r["threads"] for r in results})
+        return (f"{', '.join(dtypes) or 'no dtype'}, "
+                f"{', '.join(map(str, threads)) or '?'} threads, "
+                f"n = {_describe_sizes(self.sizes)}")
+
+    def __repr__(self) -> str:
+        results = self["results"]
+        methods = self.methods
+        ladder = [m for m in methods if not is_reference(m)]
+        references = [m for m in methods if is_reference(m)]
+        if len(ladder) > 3:
+            steps = f"{len(ladder)} steps ({ladder[0]} .. {ladder[-1]})"
+        else:
+            steps = ", ".join(ladder) or "no steps"
+        if references:
+            steps += "; references " + ", ".join(references)
+        wrong = [r for r in results if not r["correct"]]
+        if wrong:
+            shown = ", ".join(f"{r['method']} (n={_short_n(r['n'])})"
+                              for r in wrong[:3])
+            verdict = f"{len(wrong)} WRONG: {shown}" + \
+                (", ..." if len(wrong) > 3 else "")
+        else:
+            verdict = "all correct" if results else "empty"
+        dev = self["device"]
+        return (f"<cudareduce.bench.Results: {dev['name']}, "
+                f"cudareduce {self['cudareduce_version']}\n"
+                f" {self._summary_line()}\n"
+                f" methods: {steps}\n"
+                f" {len(results)} results, {verdict}; .table() for the table>")
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # IPython's text form: the summary, not the dict's contents.
+        printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        """HTML tables with the columns of the text table (:data:`TABLE_HEADERS`),
+        one per (dtype, n, threads) group, under the device line."""
+        esc = html.escape
+        copy_gbps = self["device"]["copy_gbps"]
+        left = "text-align:left"
+        right = "text-align:right"
+        head = "".join(
+            f'<th style="{left if i == 0 else right}">{esc(h)}</th>'
+            for i, h in enumerate(TABLE_HEADERS))
+        parts = ['<div class="cudareduce-results">',
+                 f"<p><b>{esc(_device_line(self))}</b></p>"]
+        for (dtype, n, threads), rows in group_results(
+                self["results"]).items():
+            parts.append('<table class="cudareduce-table">')
+            parts.append(f'<caption style="{left}">'
+                         f"{esc(_group_title(dtype, n, threads))}</caption>")
+            parts.append(f"<thead><tr>{head}</tr></thead><tbody>")
+            for r, cells in zip(rows, _group_cells(rows, copy_gbps)):
+                style = ""
+                if not r["correct"]:
+                    style = ' style="color:#b00020;font-weight:bold"'
+                elif is_reference(r["method"]):
+                    style = ' style="font-style:italic"'
+                tds = "".join(
+                    f'<td style="{left if i == 0 else right}">{esc(c)}</td>'
+                    for i, c in enumerate(cells))
+                parts.append(f"<tr{style}>{tds}</tr>")
+            parts.append("</tbody></table>")
+        parts.append("</div>")
+        return "\n".join(parts)
+
+    # -- other forms ------------------------------------------------------------
+
+    def to_pandas(self) -> Any:
+        """One row per result, in table order, as a ``pandas.DataFrame``.
+
+        Columns: the document's (``method``, ``dtype``, ``n``, ``threads``,
+        ``median_us``, ``gbps``, ``reps``, ``correct``), then ``peer``,
+        ``reference`` (``cub`` or a peer),
+        ``pct_of_copy``, ``step_speedup`` and ``cumulative_speedup`` (as in
+        the table; NaN where the table shows ``-``).  ``df.attrs`` holds
+        ``device`` and ``cudareduce_version``.
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed.
+        """
+        try:
+            import pandas as pd  # noqa: PLC0415 - optional dependency
+        except ImportError as e:
+            raise ImportError(
+                "Results.to_pandas() needs pandas, which is not installed "
+                f"(pip install pandas): {e}") from e
+        nan = float("nan")
+        copy_gbps = self["device"]["copy_gbps"]
+        records = []
+        for rows in group_results(self["results"]).values():
+            for r, (step, cumulative) in zip(rows, speedups(rows)):
+                record = {k: r[k] for k in RESULT_KEYS}
+                for k in ("median_us", "gbps"):
+                    record[k] = nan if record[k] is None else record[k]
+                record["peer"] = is_peer(r["method"])
+                record["reference"] = is_reference(r["method"])
+                record["pct_of_copy"] = (nan if r["gbps"] is None
+                                         else 100.0 * r["gbps"] / copy_gbps)
+                record["step_speedup"] = nan if step is None else step
+                record["cumulative_speedup"] = (nan if cumulative is None
+                                                else cumulative)
+                records.append(record)
+        columns = list(RESULT_KEYS) + ["peer", "reference", "pct_of_copy",
+                                       "step_speedup", "cumulative_speedup"]
+        df = pd.DataFrame.from_records(records, columns=columns)
+        df.attrs["device"] = dict(self["device"])
+        df.attrs["cudareduce_version"] = self["cudareduce_version"]
+        return df
+
+    def plot_step_speedups(self, **kwargs: Any) -> Any:
+        """:func:`cudareduce.plot.plot_step_speedups` of these results
+        (keywords: ``reference``, ``path``, ``n``, ``dtype``, ``threads``);
+        returns the matplotlib Figure."""
+        from cudareduce import plot  # noqa: PLC0415 - needs matplotlib
+        return plot.plot_step_speedups(self, **kwargs)
+
+    def plot_bandwidth(self, **kwargs: Any) -> Any:
+        """:func:`cudareduce.plot.plot_bandwidth` of these results
+        (keywords: ``path``, ``dtype``, ``threads``); returns the matplotlib
+        Figure."""
+        from cudareduce import plot  # noqa: PLC0415 - needs matplotlib
+        return plot.plot_bandwidth(self, **kwargs)
 
 
 # ---------------------------------------------------------------------------
@@ -657,14 +1006,20 @@ def measure_method(time_fn: TimeFn, a: np.ndarray, reference: Any, tol: float,
 
 
 class _Progress:
-    """tqdm on stderr when importable, else a plain ``\\r`` counter."""
+    """A progress bar: ``tqdm.auto`` when tqdm is importable (a widget in
+    Jupyter when ipywidgets is installed, else text on stderr), else a plain
+    ``\\r`` counter on stderr."""
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.total, self.done, self.enabled = total, 0, enabled
         self.bar = None
         if enabled:
             try:
-                from tqdm import tqdm  # noqa: PLC0415
+                with warnings.catch_warnings():
+                    # tqdm.auto warns in a notebook without ipywidgets, and
+                    # then falls back to its text bar: fine here.
+                    warnings.simplefilter("ignore")
+                    from tqdm.auto import tqdm  # noqa: PLC0415
             except ImportError:
                 pass
             else:
@@ -695,8 +1050,8 @@ class _Progress:
 
 def _resolve(methods: Iterable[str] | None, peers: bool | Iterable[str]
              ) -> tuple[list[str], list[str], bool]:
-    """(ladder methods, peer names, whether the peers were named)."""
-    ladder = _ladder()
+    """(our methods, peer names, whether the peers were named)."""
+    ladder = list(cudareduce.methods())
     if methods is None:
         chosen_ladder, named_peers = ladder, []
     else:
@@ -736,13 +1091,22 @@ def run(methods: Iterable[str] | None = None,
         sizes: int | Iterable[int] = DEFAULT_N,
         dtype: str = DEFAULT_DTYPE, threads: int = DEFAULT_THREADS,
         peers: bool | Iterable[str] = True, progress: bool = True,
-        *, seed: int | None = None) -> dict:
-    """Measure the ladder on the current GPU; returns the JSON document.
+        *, seed: int | None = None) -> Results:
+    """Measure the ladder on the current GPU: what ``python -m
+    cudareduce.bench`` measures, from Python.
+
+    Example (in a notebook the results show as a table)::
+
+        from cudareduce import bench
+        results = bench.run()                          # float32, n = 2^22
+        sweep = bench.run(sizes=[2**k for k in range(10, 29)])
+        sweep.plot_bandwidth()
 
     Parameters
     ----------
     methods : iterable of str, optional
-        Ladder methods to time (default: all, in ladder order).  Peer names
+        Our methods to time (default: all: the ladder, ``fast``, ``cub``, in
+        that order).  Peer names
         (``"torch.sum"``, ``"cupy.sum"``) may be listed too, and then only
         the peers listed are timed.
     sizes : int or iterable of int
@@ -757,16 +1121,17 @@ def run(methods: Iterable[str] | None = None,
         to time (a named peer that is unavailable is skipped with a note on
         stderr).
     progress : bool
-        Show a progress bar on stderr when sweeping several sizes.
+        Show a progress bar when sweeping several sizes (``tqdm.auto``: the
+        notebook widget inside Jupyter); False silences it.
     seed : int, optional
         Seed of the random data (default: fresh entropy every run).
 
     Returns
     -------
-    dict
-        The document described in the module docstring (valid for
-        :func:`validate_document`); ``results`` grouped by size, ladder
-        methods in order, then peers.
+    Results
+        The document described in the module docstring (a dict, valid for
+        :func:`validate_document`); ``results`` grouped by size, our
+        methods in order (the steps, then ``cub``), then peers.
 
     Raises
     ------
@@ -826,7 +1191,169 @@ def run(methods: Iterable[str] | None = None,
             del a
     finally:
         bar.close()
-    return make_document(info, copy_gbps, results)
+    return Results(make_document(info, copy_gbps, results))
+
+
+def device_info() -> dict:
+    """The current CUDA device as the bench sees it: ``{"ordinal", "name",
+    "sm_count", "l2_bytes", "total_bytes"}`` (memory in bytes).
+
+    Raises
+    ------
+    cudareduce.CudaError
+        No usable CUDA device.
+    """
+    return dict(_cudareduce.device_info())
+
+
+# ---------------------------------------------------------------------------
+# The comparison with CUB and the peers (``--peers``)
+
+#: Sizes of the fast-versus-CUB ratios: 2^20 and 2^22 (where CUB needs two
+#: launches) and 2^28 (bandwidth-bound).
+COMPARE_SIZES = (1 << 20, 1 << 22, 1 << 28)
+#: Elements of the end-to-end latency test (result on the host).
+LATENCY_N = 1024
+LATENCY_WARMUP = 200
+LATENCY_REPS = 3000
+
+
+def _latency_us(call: Callable[[], Any]) -> float:
+    """Median wall time of `call()` in µs, after ``LATENCY_WARMUP`` calls:
+    the whole call, launch to result on the host."""
+    for _ in range(LATENCY_WARMUP):
+        call()
+    times = []
+    clock = time.perf_counter_ns
+    for _ in range(LATENCY_REPS):
+        start = clock()
+        call()
+        times.append(clock() - start)
+    return statistics.median(times) / 1e3
+
+
+def measure_latency(ordinal: int) -> dict[str, float]:
+    """End-to-end median µs of a 1024-element float32 device array summed to
+    a Python float: ``float(cudareduce.sum(x))`` on a CuPy array and on a
+    PyTorch tensor, ``torch.sum(x).item()`` and ``float(cupy.sum(x))``.
+    Libraries that do not import (or see no GPU) are left out."""
+    latency: dict[str, float] = {}
+    try:
+        import torch  # noqa: PLC0415 - optional dependency
+        if torch.cuda.is_available():
+            with torch.cuda.device(ordinal):
+                x = torch.rand(LATENCY_N, device=f"cuda:{ordinal}")
+                latency["torch.sum(x).item()"] = _latency_us(
+                    lambda: torch.sum(x).item())
+                latency["float(cudareduce.sum(x)), torch x"] = _latency_us(
+                    lambda: float(cudareduce.sum(x)))
+                del x
+    except ImportError:
+        pass
+    try:
+        import cupy  # noqa: PLC0415 - optional dependency
+        with cupy.cuda.Device(ordinal):
+            y = cupy.random.random(LATENCY_N, dtype=cupy.float32)
+            latency["float(cupy.sum(x))"] = _latency_us(
+                lambda: float(cupy.sum(y)))
+            latency["float(cudareduce.sum(x)), cupy x"] = _latency_us(
+                lambda: float(cudareduce.sum(y)))
+            del y
+    except ImportError:
+        pass
+    except Exception as e:  # noqa: BLE001 - e.g. cupy sees no device
+        print(f"cudareduce.bench: cupy latency skipped: {e}", file=sys.stderr)
+    return latency
+
+
+def compare(threads: int = DEFAULT_THREADS, peers: bool = True,
+            progress: bool = True, *, seed: int | None = None) -> dict:
+    """What ``--peers`` measures: ``fast`` against ``cub`` and the peers.
+
+    Times ``fast``, ``cub`` and (with `peers`) ``torch.sum`` and
+    ``cupy.sum`` on float32 at :data:`COMPARE_SIZES` and on int32 at the
+    largest, as :func:`run` does, then the end-to-end latency of
+    :func:`measure_latency`.
+
+    Returns
+    -------
+    dict
+        ``{"results": Results, "latency_us": {call: µs}}``; see
+        :func:`format_comparison`.
+    """
+    methods = ["fast", REFERENCE_METHOD]
+    floats = run(methods, COMPARE_SIZES, "float32", threads, peers=peers,
+                 progress=progress, seed=seed)
+    ints = run(methods, COMPARE_SIZES[-1:], "int32", threads, peers=peers,
+               progress=progress, seed=seed)
+    results = Results({**floats,
+                       "results": floats["results"] + ints["results"]})
+    latency = measure_latency(_cudareduce.device_info()["ordinal"])
+    return {"results": results, "latency_us": latency}
+
+
+def _gbps(results: Mapping[str, Any], method: str, dtype: str,
+          n: int) -> float | None:
+    for r in results["results"]:
+        if (r["method"], r["dtype"], r["n"]) == (method, dtype, n):
+            return r["gbps"]
+    return None
+
+
+def comparison_ratios(comparison: Mapping[str, Any]
+                      ) -> list[tuple[str, float | None, str, bool | None]]:
+    """(what, ratio, target, met) for each target of the fast path; the
+    ratio is None (and met None) where a figure is missing or WRONG."""
+    results = comparison["results"]
+    latency = comparison["latency_us"]
+    rows: list[tuple[str, float | None, str, bool | None]] = []
+
+    def add(what: str, num: float | None, den: float | None, target: str,
+            ok: Callable[[float], bool]) -> None:
+        ratio = None if not num or not den else num / den
+        rows.append((what, ratio, target,
+                     None if ratio is None else ok(ratio)))
+
+    big = COMPARE_SIZES[-1]
+    for n in COMPARE_SIZES:
+        need = 1.0 if n == big else 1.5
+        add(f"fast / cub GB/s, float32 n = {_short_n(n)}",
+            _gbps(results, "fast", "float32", n),
+            _gbps(results, REFERENCE_METHOD, "float32", n),
+            f">= {need:.2f}x", lambda r, need=need: r >= need)
+    add(f"fast int32 / fast float32 GB/s, n = {_short_n(big)}",
+        _gbps(results, "fast", "int32", big),
+        _gbps(results, "fast", "float32", big), ">= 0.95x",
+        lambda r: r >= 0.95)
+    torch_item = latency.get("torch.sum(x).item()")
+    for kind in ("cupy", "torch"):
+        add(f"float(cudareduce.sum(x)) / torch.sum(x).item(), {kind} x, "
+            f"n = {LATENCY_N}",
+            latency.get(f"float(cudareduce.sum(x)), {kind} x"), torch_item,
+            "<= 0.50x", lambda r: r <= 0.5)
+    for peer in PEERS:
+        for n in COMPARE_SIZES:
+            add(f"fast / {peer} GB/s, float32 n = {_short_n(n)}",
+                _gbps(results, "fast", "float32", n),
+                _gbps(results, peer, "float32", n), "-", lambda r: True)
+    return [row if row[2] != "-" else (row[0], row[1], "-", None)
+            for row in rows]
+
+
+def format_comparison(comparison: Mapping[str, Any]) -> str:
+    """The ``--peers`` report: the results table, the end-to-end latencies
+    and the ratio table with each target and whether it is met."""
+    lines = [comparison["results"].table(), "",
+             f"End to end, {LATENCY_N} float32 elements to a Python float "
+             f"(median of {LATENCY_REPS} calls, wall clock)"]
+    lines += _render(("call", "µs"), [[k, f"{v:.1f}"] for k, v in
+                                      comparison["latency_us"].items()])
+    lines += ["", "Ratios (same run, same GPU)"]
+    cells = [[what, "-" if ratio is None else f"{ratio:.2f}×", target,
+              "-" if met is None else ("yes" if met else "NO")]
+             for what, ratio, target, met in comparison_ratios(comparison)]
+    lines += _render(("ratio", "value", "target", "met"), cells)
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------
@@ -866,6 +1393,11 @@ def _parser() -> argparse.ArgumentParser:
                         "torch.sum, cupy.sum select those peers")
     p.add_argument("--no-peers", action="store_true",
                    help="do not time torch.sum / cupy.sum")
+    p.add_argument("--peers", action="store_true",
+                   help="compare fast with cub, torch.sum and cupy.sum "
+                        "instead: GB/s ratios at 2^20, 2^22, 2^28, int32 "
+                        "against float32, and the end-to-end latency of a "
+                        "1024-element sum, each beside its target")
     p.add_argument("--json", default=None, metavar="PATH",
                    help="write the results document to PATH")
     p.add_argument("--plot", default=None, metavar="PATH",
@@ -918,9 +1450,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         [args.n if args.n is not None else DEFAULT_N]
 
     prog = "cudareduce.bench"
+    if args.peers and (args.no_peers or args.methods or args.n or args.sizes
+                       or args.plot or args.dtype != DEFAULT_DTYPE):
+        parser.error("--peers chooses its own methods, sizes and dtypes: "
+                     "combine it with --threads, --json and --seed only")
     try:
-        document = run(methods, sizes, args.dtype, args.threads,
-                       peers=not args.no_peers, progress=True, seed=args.seed)
+        if args.peers:
+            comparison = compare(args.threads, progress=True, seed=args.seed)
+            results = comparison["results"]
+        else:
+            results = run(methods, sizes, args.dtype, args.threads,
+                          peers=not args.no_peers, progress=True,
+                          seed=args.seed)
+        if not isinstance(results, Results):
+            results = Results(results)
     except ValueError as e:
         parser.error(str(e))
     except cudareduce.CudaError as e:
@@ -933,21 +1476,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
 
-    _print_table(format_table(document))
-    wrong = [r for r in document["results"] if not r["correct"]]
+    _print_table(format_comparison(comparison) if args.peers
+                 else results.table())
+    wrong = [r for r in results["results"] if not r["correct"]]
     if wrong:
         print(f"{prog}: {len(wrong)} result(s) WRONG: "
               + ", ".join(f"{r['method']} (n={r['n']})" for r in wrong),
               file=sys.stderr)
     try:
         if args.json:
-            write_json(document, args.json)
+            results.to_json(args.json)
             print(f"{prog}: wrote {args.json}", file=sys.stderr)
         if args.plot:
-            from cudareduce import plot  # noqa: PLC0415 - needs matplotlib
             speedup_path, bandwidth_path = _plot_paths(args.plot)
-            plot.plot_step_speedups(document, path=speedup_path)
-            plot.plot_bandwidth(document, path=bandwidth_path)
+            results.plot_step_speedups(path=speedup_path)
+            results.plot_bandwidth(path=bandwidth_path)
             print(f"{prog}: wrote {speedup_path} and {bandwidth_path}",
                   file=sys.stderr)
     except ImportError as e:

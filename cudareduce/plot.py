@@ -2,15 +2,19 @@
 
 - :func:`plot_step_speedups`: what each step of the ladder buys on your GPU,
   bars side by side with the published tables of :mod:`cudareduce.reference`.
-- :func:`plot_bandwidth`: GB/s against n for each method and peer, under the
-  device-copy ceiling measured in the same run.
+- :func:`plot_bandwidth`: GB/s against n for each method and peer, under
+  the device-copy ceiling measured in the same run.
 
 Both take the document (a dict, as :func:`cudareduce.bench.run` returns it,
 or the path of a JSON file written by ``--json``), return a
 :class:`matplotlib.figure.Figure` (shown inline by notebooks) and, given
 `path`, save it (PNG for a ``.png`` path).  They build the Figure directly,
 without pyplot, so no GUI backend is needed or selected: saving works on a
-headless machine, and a notebook's backend choice is left alone.
+headless machine, and a notebook's backend choice is left alone.  A Figure
+built without pyplot is not one IPython knows how to draw until pyplot's
+inline backend is loaded, so the Figures returned here render themselves
+(``_repr_png_``): the last expression of a notebook cell shows the plot,
+with or without ``%matplotlib inline``.
 
 Example::
 
@@ -21,13 +25,14 @@ Example::
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure as _MplFigure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from . import bench, reference as _reference
@@ -39,8 +44,25 @@ PAPER_N = 1 << 22
 
 _USER_COLOR = "#1f77b4"
 _REFERENCE_COLORS = ("#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
-_PEER_STYLES = {"torch.sum": ("#000000", "--"), "cupy.sum": ("#7f7f7f", "-.")}
+_PEER_STYLES = {"torch.sum": ("#000000", "--"), "cupy.sum": ("#7f7f7f", "-."),
+                "cub": ("#9467bd", (0, (5, 1, 1, 1, 1, 1)))}
 _COPY_COLOR = "#d62728"
+
+
+class Figure(_MplFigure):
+    """The plots' Figure: a :class:`matplotlib.figure.Figure` that Jupyter
+    shows as PNG even where pyplot (and with it the inline backend's
+    formatters) was never imported."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+        return buffer.getvalue()
+
+
+def _kind(method: str) -> str:
+    """How a reference is labelled: ``peer`` or ``reference`` (cub)."""
+    return "peer" if bench.is_peer(method) else "reference"
 
 
 def _load(results: Mapping[str, Any] | str | os.PathLike) -> Mapping[str, Any]:
@@ -152,7 +174,7 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
 
     per_method = {r["method"]: s for r, s in zip(rows, bench.speedups(rows))}
     timed = [r["method"] for r in rows
-             if r["correct"] and not bench.is_peer(r["method"])]
+             if r["correct"] and not bench.is_reference(r["method"])]
     user_label = f"{device} (this run, n = {_short_n(n)})"
     if timed and timed[0] != ladder[0]:
         user_label += f", relative to {timed[0]}"
@@ -160,9 +182,9 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
     # (label, color, {method: cumulative}, {method: step})
     series = [(user_label, _USER_COLOR,
                {m: c for m, (s, c) in per_method.items()
-                if c is not None and not bench.is_peer(m)},
+                if c is not None and not bench.is_reference(m)},
                {m: s for m, (s, c) in per_method.items()
-                if s is not None and not bench.is_peer(m)})]
+                if s is not None and not bench.is_reference(m)})]
     for i, table in enumerate(tables):
         color = _REFERENCE_COLORS[i % len(_REFERENCE_COLORS)]
         series.append((table.label, color, table.cumulative_speedups(),
@@ -185,19 +207,20 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
                                 fontsize=8, padding=2)
 
     for r in rows:
-        if bench.is_peer(r["method"]):
+        if bench.is_reference(r["method"]):
             cumulative = per_method[r["method"]][1]
             if cumulative is not None:
                 color, style = _PEER_STYLES.get(r["method"], ("#000000", "--"))
                 top.axhline(cumulative, color=color, linestyle=style,
                             linewidth=1.2,
-                            label=f"{r['method']} (peer, this run): "
+                            label=f"{r['method']} ({_kind(r['method'])}, "
+                                  f"this run): "
                                   f"{cumulative:.1f}×")
 
     top.set_yscale("log")
     highest = max([v for s in series for v in s[2].values()] + [1.0]
                   + [c for m, (_, c) in per_method.items()
-                     if bench.is_peer(m) and c is not None])
+                     if bench.is_reference(m) and c is not None])
     top.set_ylim(top=highest * 1.6)
     formatter = FuncFormatter(lambda v, _: f"{v:g}×")
     top.yaxis.set_major_formatter(formatter)
@@ -233,7 +256,7 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
                    ) -> Figure:
     """Bandwidth (GB/s, bytes read / time) against n, one line per method.
 
-    Ladder methods are solid lines coloured by step, peers dashed; WRONG
+    Steps are solid lines coloured by step, ``cub`` and peers dashed; WRONG
     results are left out.  A horizontal line marks the device-to-device copy
     bandwidth of the same run (which counts bytes read + written: the
     practical ceiling of a memory-bound kernel).  x is log2.
@@ -272,9 +295,9 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
         points.sort()
         ns, gbps = zip(*points)
         top = max(top, *gbps)
-        if bench.is_peer(method):
+        if bench.is_reference(method):
             color, style = _PEER_STYLES.get(method, ("#000000", "--"))
-            label = f"{method} (peer)"
+            label = f"{method} ({_kind(method)})"
         else:
             step = ladder.index(method) if method in ladder else len(ladder)
             color = cmap(step / max(1, len(ladder) - 1) * 0.9)

@@ -1,8 +1,9 @@
 """Published timings of the reduction ladder, as data, with their sources.
 
-So that :func:`cudareduce.plot.plot_step_speedups` can set the user's GPU
-beside what others measured, each table below carries the figures exactly as
-published (converted to microseconds) and the citation they come from.
+So that :func:`cudareduce.plot.plot_step_speedups` (a plot) and
+:func:`side_by_side` (a text table) can set the user's GPU beside what others
+measured, each table below carries the figures exactly as published (converted
+to microseconds) and the citation they come from.
 
 Every table maps this package's method names (the ladder steps of
 :func:`cudareduce.methods`, in order) to a time; a step the source did not
@@ -26,11 +27,13 @@ Tables
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-__all__ = ["LADDER", "REFERENCES", "ReferenceTable", "get", "select"]
+__all__ = ["LADDER", "REFERENCES", "ReferenceTable", "get", "select",
+           "side_by_side"]
 
 LADDER: tuple[str, ...] = (
     "interleaved_divergent",
@@ -245,3 +248,99 @@ def select(reference: str | list[str] | tuple[str, ...] | None
             return list(REFERENCES.values())
         return [get(reference)]
     return [get(k) for k in reference]
+
+
+def _fmt_us(us: float) -> str:
+    return f"{us:,.1f} µs" if us < 1000 else f"{us:,.0f} µs"
+
+
+def side_by_side(results: Mapping, n: int | None = None,
+                 reference: str | list[str] | tuple[str, ...] | None = "all",
+                 *, dtype: str | None = None, threads: int | None = None
+                 ) -> str:
+    """A text table: each ladder step's time and step speedup in a bench run,
+    beside the published ones.
+
+    One row per step, one column per source (the run first), each cell
+    ``time (step speedup)``; ``-`` where a source has no time for the step.
+    A footer names each reference's hardware and size, and its citation.
+
+    Parameters
+    ----------
+    results : mapping
+        A bench results document (:class:`cudareduce.bench.Results` or the
+        dict of a ``--json`` file).
+    n : int, optional
+        The run's size to show: default 2^22 (the paper's) when measured,
+        else the largest.
+    reference : "all", None, str or sequence of str
+        Reference tables to show (keys of :data:`REFERENCES`).
+    dtype, threads : optional
+        The run's group to show; default that of its first result.
+
+    Raises
+    ------
+    ValueError
+        No result of the run matches.
+    """
+    from . import bench  # noqa: PLC0415 - bench imports the extension
+
+    bench.validate_document(results)
+    rows = list(results["results"])
+    if not rows:
+        raise ValueError("the document holds no results")
+    dtype = rows[0]["dtype"] if dtype is None else dtype
+    rows = [r for r in rows if r["dtype"] == dtype]
+    threads = rows[0]["threads"] if threads is None and rows else threads
+    rows = [r for r in rows if r["threads"] == threads]
+    if n is None and rows:
+        sizes = {r["n"] for r in rows}
+        n = (1 << 22) if (1 << 22) in sizes else max(sizes)
+    rows = [r for r in rows if r["n"] == n]
+    if not rows:
+        raise ValueError(f"no results with dtype={dtype!r}, "
+                         f"threads={threads!r}, n={n!r}")
+    rows = bench.order_results(rows)
+
+    ours = {r["method"]: (r["median_us"], step)
+            for r, (step, _) in zip(rows, bench.speedups(rows))
+            if r["correct"] and not bench.is_reference(r["method"])}
+    tables = select(reference)
+    sources = [("this run", ours)]
+    for t in tables:
+        steps = t.step_speedups()
+        sources.append((t.key, {m: (us, steps.get(m))
+                                for m, us in t.times_us.items()}))
+
+    def cell(entry: tuple[float | None, float | None] | None) -> str:
+        if entry is None or entry[0] is None:
+            return "-"
+        us, step = entry
+        return _fmt_us(us) + ("" if step is None else f" ({step:.2f}×)")
+
+    headers = ["step"] + [label for label, _ in sources]
+    body = [[f"{i + 1}. {m}"] + [cell(times.get(m)) for _, times in sources]
+            for i, m in enumerate(LADDER)]
+    widths = [max(len(row[c]) for row in [headers] + body)
+              for c in range(len(headers))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join([cells[0].ljust(widths[0])] +
+                         [x.rjust(w) for x, w in zip(cells[1:], widths[1:])]
+                         ).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(row) for row in body]
+    notes = ["Each cell: time (step speedup over the step before).",
+             f"this run: {results['device']['name']}, n = {n:,} {dtype}, "
+             f"{threads} threads per block."]
+    for t in tables:
+        size = f"{t.n:,} {t.dtype or 'elements (type not stated)'}"
+        threads_note = f", {t.threads} threads per block" if t.threads else ""
+        notes.append(f"{t.key}: {t.device}, {size}{threads_note}. "
+                     f"{t.citation}")
+    out.append("")
+    out += [textwrap.fill(note, width=100, subsequent_indent="    ",
+                          break_on_hyphens=False, break_long_words=False)
+            for note in notes]
+    return "\n".join(out)

@@ -9,7 +9,7 @@ import numpy as np
 
 # The ladder (Harris, "Optimizing Parallel Reduction in CUDA", kernels 1-7),
 # in the order of cudareduce.methods().
-METHODS = (
+LADDER = (
     "interleaved_divergent",
     "interleaved_bank_conflict",
     "sequential",
@@ -18,7 +18,9 @@ METHODS = (
     "unroll_complete",
     "multi_element",
 )
-DEFAULT_METHOD = "multi_element"
+# Past the ladder: the fast path (the default) and CUB, the reference.
+METHODS = LADDER + ("fast", "cub")
+DEFAULT_METHOD = "fast"
 
 # Elements a thread loads per sweep of the grid, `threads` apart: steps 1-3
 # load one, steps 4-7 add two during the load.
@@ -31,6 +33,11 @@ ELEMENTS_PER_THREAD = {
     "unroll_complete": 2,
     "multi_element": 2,
 }
+
+# The fast method: one launch; each thread loads 16-byte vectors,
+# FAST_UNROLL of them per sweep of the grid, over a grid of at most
+# RESIDENT_THREADS_PER_SM threads per SM.
+FAST_UNROLL = 4
 
 # Methods whose first pass is a grid-stride loop over a grid sized from the
 # SM count (RESIDENT_THREADS_PER_SM threads per SM); their later passes use

@@ -33,7 +33,18 @@ needs_matplotlib = pytest.mark.skipif(
     plot is None, reason="matplotlib is not installed (pip install matplotlib)")
 
 SAMPLE_PATH = Path(__file__).parent / "data" / "bench_sample.json"
-LADDER = list(cudareduce.methods())
+#: Every method of ours, in the extension's order: the seven ladder steps,
+#: then ``fast`` and ``cub``.
+METHODS = list(cudareduce.methods())
+#: The steps of the step-speedup chain: every method but ``cub`` (the bench's
+#: reference), i.e. the ladder and then ``fast`` as step 8.
+STEPS = [m for m in METHODS if m != "cub"]
+#: The seven published steps (what the reference tables measured).
+LADDER = STEPS[:7]
+#: The other libraries' sums, in the bench's order.
+PEERS = ["torch.sum", "cupy.sum"]
+#: Every row of a full sample group, in table order: steps, cub, peers.
+TABLE_ORDER = STEPS + ["cub"] + PEERS
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -59,6 +70,37 @@ def test_sample_is_valid_and_labelled_as_not_measured(sample):
     groups = bench.group_results(sample["results"])
     assert list(groups) == [("float32", 1 << k, 256) for k in (16, 18, 20, 22, 24)] \
         + [("int32", 1 << 22, 256)]
+    # every group has every step and the cub reference, in a run's order
+    # (the float32 groups the peers too); one deliberate WRONG row
+    for (dtype, n, _), rows in groups.items():
+        expected = TABLE_ORDER if dtype == "float32" else STEPS + ["cub"]
+        assert [r["method"] for r in rows] == expected
+        in_file = [r["method"] for r in sample["results"]
+                   if (r["dtype"], r["n"]) == (dtype, n)]
+        assert in_file == expected
+        t = {r["method"]: r["median_us"] for r in rows}
+        # plausible: fast a bit faster than multi_element, cub a bit slower
+        # than fast
+        assert t["fast"] < t["multi_element"] < 1.2 * t["fast"]
+        assert t["fast"] < t["cub"] < 1.1 * t["fast"]
+        for r in rows:
+            if r["correct"]:
+                assert r["gbps"] == pytest.approx(
+                    n * np.dtype(dtype).itemsize / (r["median_us"] * 1e3),
+                    rel=1e-4)
+    wrong = [(r["method"], r["n"]) for r in sample["results"]
+             if not r["correct"]]
+    assert wrong == [("unroll_complete", 1 << 16)]
+
+
+def test_methods_are_the_steps_then_cub():
+    """The extension's methods: the seven steps of the paper, ``fast`` (step
+    8 of the bench's chain) and ``cub`` (its reference, no step)."""
+    assert len(METHODS) == 9 and METHODS[-2:] == ["fast", "cub"]
+    assert LADDER == METHODS[:7] == list(reference.LADDER)
+    assert bench._ladder() == STEPS == LADDER + ["fast"]
+    assert bench.REFERENCE_METHOD == "cub"
+    assert cudareduce.DEFAULT_METHOD == "fast"
 
 
 # ---------------------------------------------------------------------------
@@ -233,6 +275,40 @@ def test_speedups_peers_only():
     assert bench.speedups([_row("torch.sum", 10.0)]) == [(None, None)]
 
 
+def test_speedups_references_only():
+    assert bench.speedups([_row("cub", 10.0), _row("torch.sum", 5.0)]) == \
+        [(None, None), (None, None)]
+
+
+def test_speedups_fast_is_step_8_cub_a_reference():
+    rows = bench.order_results([
+        _row("cupy.sum", 20.0), _row("cub", 5.0), _row("multi_element", 10.0),
+        _row("torch.sum", 16.0), _row("fast", 8.0),
+        _row("interleaved_divergent", 40.0)])
+    assert [r["method"] for r in rows] == [
+        "interleaved_divergent", "multi_element", "fast", "cub", "cupy.sum",
+        "torch.sum"]
+    expected = [(None, 1.0), (4.0, 4.0), (1.25, 5.0), (None, 8.0),
+                (None, 2.0), (None, 2.5)]
+    got = bench.speedups(rows)
+    assert len(got) == len(expected)
+    for (s, c), (es, ec) in zip(got, expected):
+        assert s == (None if es is None else pytest.approx(es))
+        assert c == pytest.approx(ec)
+
+
+def test_speedups_reference_does_not_break_the_chain():
+    """A reference row between two steps is skipped by the chain: the step
+    after it is over the step before it, never over cub."""
+    rows = [_row("multi_element", 10.0), _row("cub", 2.0), _row("fast", 8.0)]
+    assert bench.speedups(rows) == [(None, 1.0), (None, 5.0),
+                                    (pytest.approx(1.25), pytest.approx(1.25))]
+    # a WRONG cub: no figures, the rest unchanged
+    rows[1] = _row("cub", None, correct=False)
+    assert bench.speedups(rows) == [(None, 1.0), (None, None),
+                                    (pytest.approx(1.25), pytest.approx(1.25))]
+
+
 def test_order_results_ladder_then_peers():
     rows = [_row("cupy.sum", 1.0), _row("multi_element", 1.0),
             _row("torch.sum", 1.0), _row("interleaved_divergent", 1.0)]
@@ -240,15 +316,30 @@ def test_order_results_ladder_then_peers():
         ["interleaved_divergent", "multi_element", "cupy.sum", "torch.sum"]
 
 
+def test_order_results_steps_then_cub_then_peers():
+    rows = [_row(m, 1.0) for m in reversed(TABLE_ORDER)]
+    assert [r["method"] for r in bench.order_results(rows)] == \
+        STEPS + ["cub"] + PEERS[::-1]      # peers keep their given order
+    rows = [_row("torch.sum", 1.0), _row("cub", 1.0), _row("fast", 1.0)]
+    assert [r["method"] for r in bench.order_results(rows)] == \
+        ["fast", "cub", "torch.sum"]
+
+
 def test_speedups_of_sample_match_times(sample):
     rows = bench.group_results(sample["results"])[("float32", 1 << 22, 256)]
     steps = bench.speedups(rows)
     t = {r["method"]: r["median_us"] for r in rows}
+    assert [r["method"] for r in rows] == TABLE_ORDER
     for r, (step, cum) in zip(rows, steps):
-        assert cum == pytest.approx(t[LADDER[0]] / t[r["method"]])
-        if r["method"] in LADDER[1:]:
-            prev = LADDER[LADDER.index(r["method"]) - 1]
+        assert cum == pytest.approx(t[STEPS[0]] / t[r["method"]])
+        if r["method"] in STEPS[1:]:
+            prev = STEPS[STEPS.index(r["method"]) - 1]
             assert step == pytest.approx(t[prev] / t[r["method"]])
+        else:
+            assert step is None
+    fast_step = steps[STEPS.index("fast")][0]
+    assert fast_step == pytest.approx(t["multi_element"] / t["fast"])
+    assert fast_step > 1.0
 
 
 # ---------------------------------------------------------------------------
@@ -277,13 +368,14 @@ def test_format_table_layout(sample):
         positions = [header.index(h) for h in bench.TABLE_HEADERS]
         assert positions == sorted(positions)
         assert set(table[1].replace(" ", "")) == {"-"}
-    assert [len(t) - 2 for t in tables] == [9, 9, 9, 9, 9, 7]
+    # float32: 8 steps, cub and 2 peers; int32: no peers
+    assert [len(t) - 2 for t in tables] == [11, 11, 11, 11, 11, 9]
 
 
 def test_format_table_rows(sample):
     tables = _tables(bench.format_table(sample))
     rows_2_22 = {line.split()[0]: line.split()[1:] for line in tables[3][2:]}
-    assert list(rows_2_22) == LADDER + ["torch.sum", "cupy.sum"]
+    assert list(rows_2_22) == TABLE_ORDER
     r = {x["method"]: x for x in sample["results"]
          if x["n"] == 1 << 22 and x["dtype"] == "float32"}
     first = rows_2_22["interleaved_divergent"]
@@ -301,6 +393,52 @@ def test_format_table_rows(sample):
     assert rows_2_22["torch.sum"][4].endswith("×")
 
 
+def test_format_table_fast_is_step_8(sample):
+    """fast is the step after multi_element: its step speedup is over
+    multi_element, its cumulative over step 1."""
+    tables = _tables(bench.format_table(sample))
+    r = {x["method"]: x for x in sample["results"]
+         if x["n"] == 1 << 22 and x["dtype"] == "float32"}
+    rows_2_22 = {line.split()[0]: line.split()[1:] for line in tables[3][2:]}
+    fast = rows_2_22["fast"]
+    assert fast[0] == f"{r['fast']['median_us']:,.1f}"
+    assert fast[1] == f"{r['fast']['gbps']:,.1f}"
+    step = r["multi_element"]["median_us"] / r["fast"]["median_us"]
+    cum = r["interleaved_divergent"]["median_us"] / r["fast"]["median_us"]
+    assert fast[3:] == [f"{step:.2f}×", f"{cum:.2f}×"]
+    # ... and not over cub, which is faster than multi_element here
+    assert f"{r['cub']['median_us'] / r['fast']['median_us']:.2f}×" != fast[3]
+    # the int32 table too
+    rows_int = {line.split()[0]: line.split()[1:] for line in tables[5][2:]}
+    t = {x["method"]: x["median_us"] for x in sample["results"]
+         if x["dtype"] == "int32"}
+    assert rows_int["fast"][3] == f"{t['multi_element'] / t['fast']:.2f}×"
+
+
+def test_format_table_cub_is_the_reference(sample):
+    """cub shows "reference" where a step shows its step speedup, a
+    cumulative speedup over step 1, and sits after the steps and before the
+    peers."""
+    tables = _tables(bench.format_table(sample))
+    r = {x["method"]: x for x in sample["results"]
+         if x["n"] == 1 << 22 and x["dtype"] == "float32"}
+    lines = tables[3][2:]
+    names = [line.split()[0] for line in lines]
+    assert names.index("cub") == len(STEPS)
+    assert names[names.index("cub") + 1:] == PEERS
+    cub = lines[names.index("cub")].split()[1:]
+    cum = r["interleaved_divergent"]["median_us"] / r["cub"]["median_us"]
+    assert cub == [f"{r['cub']['median_us']:,.1f}", f"{r['cub']['gbps']:,.1f}",
+                   f"{100 * r['cub']['gbps'] / 2600.0:.1f}%", "reference",
+                   f"{cum:.2f}×"]
+    # every group: one cub row, "reference"; the peers' cell stays "peer"
+    for table in tables:
+        cells = {line.split()[0]: line.split()[1:] for line in table[2:]}
+        assert cells["cub"][3] == "reference"
+        assert [m for m, c in cells.items() if c[3] == "reference"] == ["cub"]
+        assert all(cells[p][3] == "peer" for p in PEERS if p in cells)
+
+
 def test_format_table_wrong_row(sample):
     tables = _tables(bench.format_table(sample))
     rows_2_16 = {line.split()[0]: line.split()[1:] for line in tables[0][2:]}
@@ -310,6 +448,7 @@ def test_format_table_wrong_row(sample):
     # the step after a WRONG row is over the last correct one
     assert rows_2_16["multi_element"][3] == \
         f"{r['unroll_warp'] / r['multi_element']:.2f}×"
+    assert rows_2_16["fast"][3] == f"{r['multi_element'] / r['fast']:.2f}×"
 
 
 def test_format_table_column_alignment():
@@ -443,7 +582,17 @@ def test_write_json_round_trip(sample, tmp_path):
 
 
 def test_reference_ladder_is_the_packages():
-    assert reference.LADDER == tuple(LADDER)
+    """The published steps: the package's first seven methods, without the
+    fast path and cub, which no published table has."""
+    assert reference.LADDER == tuple(METHODS[:7]) == tuple(LADDER)
+    assert "fast" not in reference.LADDER and "cub" not in reference.LADDER
+    for table in reference.REFERENCES.values():
+        assert not {"fast", "cub"} & set(table.times_us)
+    with pytest.raises(ValueError, match="unknown ladder methods"):
+        reference.ReferenceTable(
+            key="k", label="l", title="t", author="", citation="c", url=None,
+            device="d", environment="e", n=1, dtype=None, threads=None,
+            times_us={"fast": 1.0})
 
 
 def test_reference_harris_figures_agree():
@@ -524,28 +673,31 @@ def test_plot_step_speedups_from_sample(sample, tmp_path):
     name = sample["device"]["name"]
     user = f"{name} (this run, n = 2^22)"
     refs = reference.REFERENCES
-    assert _bars(top) == {user: 7,
+    # this run: the 8 steps (fast included, cub not: it is no step)
+    assert _bars(top) == {user: 8,
                           refs["harris"].label: 7,
                           refs["seed_002_rtx3060"].label: 6,
                           refs["seed_003_lab7"].label: 5}
-    assert _bars(bottom) == {user: 6,
+    assert _bars(bottom) == {user: 7,
                              refs["harris"].label: 6,
                              refs["seed_002_rtx3060"].label: 5,
                              refs["seed_003_lab7"].label: 4}
-    peer_lines = [line.get_label() for line in top.get_lines()]
-    assert len(peer_lines) == 2
-    assert peer_lines[0].startswith("torch.sum (peer")
-    assert peer_lines[1].startswith("cupy.sum (peer")
+    reference_lines = [line.get_label() for line in top.get_lines()]
+    assert len(reference_lines) == 3
+    assert reference_lines[0].startswith("cub (reference, this run): ")
+    assert reference_lines[1].startswith("torch.sum (peer, this run): ")
+    assert reference_lines[2].startswith("cupy.sum (peer, this run): ")
     assert name in fig.get_suptitle()
     assert "×" in top.get_ylabel() and "cumulative" in top.get_ylabel()
     assert "×" in bottom.get_ylabel() and "step" in bottom.get_ylabel()
     assert top.get_yscale() == "log"
     labels = [t.get_text() for t in bottom.get_xticklabels()]
-    assert labels == [f"{i + 1}. {m}" for i, m in enumerate(LADDER)]
+    assert labels == [f"{i + 1}. {m}" for i, m in enumerate(STEPS)]
+    assert labels[-1] == "8. fast"
     # the user's cumulative bars are the document's speedups
     rows = bench.group_results(sample["results"])[("float32", 1 << 22, 256)]
     expected = [c for r, (_, c) in zip(rows, bench.speedups(rows))
-                if r["method"] in LADDER]
+                if r["method"] in STEPS]
     heights = [p.get_height() for p in top.containers[0].patches]
     assert heights == pytest.approx(expected)
     data = path.read_bytes()
@@ -553,14 +705,76 @@ def test_plot_step_speedups_from_sample(sample, tmp_path):
 
 
 @needs_matplotlib
+def test_plot_step_speedups_fast_bar_and_cub_line(sample):
+    """fast is the 8th bar of this run (at x = 7, past the published steps):
+    cumulative over step 1 above, its step over multi_element below; cub is
+    a horizontal line at its cumulative speedup, labelled as the
+    reference."""
+    fig = plot.plot_step_speedups(sample, reference="harris")
+    top, bottom = fig.axes
+    t = {r["method"]: r["median_us"] for r in sample["results"]
+         if r["n"] == 1 << 22 and r["dtype"] == "float32"}
+    user_top, harris_top = top.containers
+    user_bottom, harris_bottom = bottom.containers
+
+    def by_step(container):
+        return {round(p.get_x() + p.get_width() / 2): p.get_height()
+                for p in container.patches}
+
+    top_bars, bottom_bars = by_step(user_top), by_step(user_bottom)
+    assert sorted(top_bars) == list(range(8))
+    assert top_bars[7] == pytest.approx(t["interleaved_divergent"] / t["fast"])
+    assert bottom_bars[7] == pytest.approx(t["multi_element"] / t["fast"])
+    assert bottom_bars[6] == pytest.approx(t["unroll_complete"]
+                                           / t["multi_element"])
+    # Harris has no step 8
+    assert 7 not in by_step(harris_top) and 7 not in by_step(harris_bottom)
+    # the bar labels of this run include fast's
+    labels = [text.get_text() for text in top.texts]
+    assert f"{t['interleaved_divergent'] / t['fast']:.1f}×" in labels
+    # no bar at cub's height: cub is a line, not a step
+    cub_cum = t["interleaved_divergent"] / t["cub"]
+    assert all(h != pytest.approx(cub_cum) for h in top_bars.values())
+    lines = {line.get_label().split(" (")[0]: line for line in top.get_lines()}
+    assert list(lines) == ["cub", "torch.sum", "cupy.sum"]
+    cub = lines["cub"]
+    assert cub.get_label() == f"cub (reference, this run): {cub_cum:.1f}×"
+    assert list(cub.get_ydata()) == pytest.approx([cub_cum, cub_cum])
+    assert cub.get_linestyle() != "-"
+    # told apart from the peers' lines
+    assert len({str(line.get_color()) for line in lines.values()}) == 3
+    # in the legend
+    legend = [text.get_text() for text in top.get_legend().get_texts()]
+    assert cub.get_label() in legend
+    # the y range reaches the fastest step: fast
+    assert top.get_ylim()[1] >= top_bars[7]
+
+
+@needs_matplotlib
+def test_plot_step_speedups_without_fast_and_cub(sample):
+    """A run from before fast and cub (the recorded H100 run has neither):
+    no step-8 bar and no reference line, the axis still has all 8 steps."""
+    sample["results"] = [r for r in sample["results"]
+                         if r["method"] not in ("fast", "cub")]
+    fig = plot.plot_step_speedups(sample, reference=None)
+    top, bottom = fig.axes
+    (user,) = top.containers
+    xs = [round(p.get_x() + p.get_width() / 2) for p in user.patches]
+    assert xs == list(range(7))
+    assert [line.get_label().split(" ")[0] for line in top.get_lines()] == \
+        PEERS
+    assert [t.get_text() for t in bottom.get_xticklabels()][-1] == "8. fast"
+
+
+@needs_matplotlib
 def test_plot_step_speedups_wrong_and_size_choice(sample):
     fig = plot.plot_step_speedups(sample, reference=None, n=1 << 16)
     top, bottom = fig.axes
     user = f"{sample['device']['name']} (this run, n = 2^16)"
-    assert _bars(top) == {user: 6}          # unroll_complete WRONG: no bar
-    assert _bars(bottom) == {user: 5}
+    assert _bars(top) == {user: 7}          # unroll_complete WRONG: no bar
+    assert _bars(bottom) == {user: 6}
     xs = [p.get_x() + p.get_width() / 2 for p in top.containers[0].patches]
-    assert xs == pytest.approx([0, 1, 2, 3, 4, 6])
+    assert xs == pytest.approx([0, 1, 2, 3, 4, 6, 7])
 
 
 @needs_matplotlib
@@ -586,17 +800,36 @@ def test_plot_bandwidth_from_sample(sample, tmp_path):
     fig = plot.plot_bandwidth(sample, path=path)
     (ax,) = fig.axes
     lines = {line.get_label(): line for line in ax.get_lines()}
-    methods = [f"{i + 1}. {m}" for i, m in enumerate(LADDER)]
-    peers = ["torch.sum (peer)", "cupy.sum (peer)"]
+    methods = [f"{i + 1}. {m}" for i, m in enumerate(STEPS)]
+    assert methods[-1] == "8. fast"
+    references = ["cub (reference)", "torch.sum (peer)", "cupy.sum (peer)"]
     copy_label = "device copy (read+write): 2,600 GB/s"
-    assert list(lines) == methods + peers + [copy_label]
-    for label in methods + peers:
+    assert list(lines) == methods + references + [copy_label]
+    for label in methods + references:
         expected = 4 if label == "6. unroll_complete" else 5   # one WRONG
         assert len(lines[label].get_xdata()) == expected, label
-    for label in peers:
+    for label in references:
         assert lines[label].get_linestyle() != "-"
+    for label in methods:
+        assert lines[label].get_linestyle() == "-"
+    for method, label in (("fast", "8. fast"), ("cub", "cub (reference)")):
+        rows = [r for r in sample["results"]
+                if r["method"] == method and r["dtype"] == "float32"]
+        assert list(lines[label].get_xdata()) == [r["n"] for r in rows]
+        assert list(lines[label].get_ydata()) == \
+            pytest.approx([r["gbps"] for r in rows])
+    # cub's line is told apart from the peers', fast's from the references'
+    colors = {label: str(lines[label].get_color())
+              for label in methods + references}
+    assert len(set(colors[label] for label in references)) == 3
+    assert colors["8. fast"] not in {colors[label] for label in references}
+    assert colors["8. fast"] != colors["7. multi_element"]
+    # the y range reaches fast's 2^24 figure, above the copy line
+    assert ax.get_ylim()[1] >= max(lines["8. fast"].get_ydata()) > 2600.0
     assert lines["1. interleaved_divergent"].get_linestyle() == "-"
     assert list(lines[copy_label].get_ydata()) == [2600.0, 2600.0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == methods + references + [copy_label]
     me = [r for r in sample["results"]
           if r["method"] == "multi_element" and r["dtype"] == "float32"]
     assert list(lines["7. multi_element"].get_xdata()) == [r["n"] for r in me]
@@ -615,7 +848,10 @@ def test_plot_bandwidth_from_sample(sample, tmp_path):
 def test_plot_bandwidth_other_group_and_json_path(tmp_path):
     fig = plot.plot_bandwidth(str(SAMPLE_PATH), dtype="int32")
     (ax,) = fig.axes
-    assert len(ax.get_lines()) == 7 + 1
+    # 8 steps, cub, the copy line; no peers were timed on int32
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert len(labels) == 8 + 1 + 1
+    assert labels[7:9] == ["8. fast", "cub (reference)"]
     assert "int32" in ax.get_title()
     with pytest.raises(ValueError):
         plot.plot_bandwidth(str(SAMPLE_PATH), dtype="float64")
@@ -797,6 +1033,15 @@ def test_run_validates_before_touching_the_device(monkeypatch):
             bench.run(**kwargs)
 
 
+#: The fake device's time per method, in ms per MB (+ 1 ms): each step
+#: faster than the one before, fast the fastest, cub between multi_element
+#: and fast.
+FAKE_MS = {"interleaved_divergent": 0.007, "interleaved_bank_conflict": 0.006,
+           "sequential": 0.005, "first_add": 0.004, "unroll_warp": 0.003,
+           "unroll_complete": 0.002, "multi_element": 0.001, "fast": 0.0008,
+           "cub": 0.0009}
+
+
 class _FakeDevice:
     """Stands in for the extension's device functions: sums with NumPy,
     reports times from a per-method table, and can be told to be wrong."""
@@ -821,8 +1066,7 @@ class _FakeDevice:
         value = np.sum(a, dtype=acc)
         if method in self.wrong:
             value = value + acc(1)
-        step = LADDER.index(method) + 1
-        return value, [0.001 * (8 - step) * (1 + a.nbytes / 1e6)] * reps
+        return value, [FAKE_MS[method] * (1 + a.nbytes / 1e6)] * reps
 
 
 @pytest.fixture
@@ -850,8 +1094,9 @@ def test_run_with_a_fake_device(fake_device, capsys):
                              "copy_gbps": pytest.approx(500.0)}
     assert fake_device.copy_calls == [(bench.COPY_BYTES, bench.COPY_REPS)]
     got = [(r["n"], r["method"], r["correct"]) for r in doc["results"]]
+    # every method of ours (the 8 steps, then cub), then the peer
     assert got == [(n, m, m != "unroll_warp") for n in (1000, 1 << 16)
-                   for m in LADDER + ["torch.sum"]]
+                   for m in STEPS + ["cub", "torch.sum"]]
     wrong = [r for r in doc["results"] if not r["correct"]]
     assert all(r["median_us"] is None and r["reps"] == 0 for r in wrong)
     # the wrong method ran its pilot only: never timed
@@ -871,8 +1116,37 @@ def test_run_with_a_fake_device(fake_device, capsys):
     assert first["reps"] == bench.choose_reps(first["median_us"] / 1e3)
     assert "WRONG" in bench.format_table(doc)
     err = capsys.readouterr().err
-    assert "2/16" in err or "16/16" in err or "run" in err      # progress
+    assert "2/20" in err or "20/20" in err or "run" in err      # progress
     assert "cupy.sum" not in err            # unavailable peer: silently skipped
+
+
+def test_run_times_fast_and_cub_and_tables_them(fake_device):
+    """A run times fast and cub like the steps; its table chains fast onto
+    multi_element and shows cub as the reference, after the steps and before
+    the peers."""
+    doc = bench.run(sizes=[1 << 12], peers=True, progress=False, seed=4)
+    rows = list(doc["results"])
+    assert {r["method"] for r in rows} == set(METHODS + ["torch.sum"])
+    for method in ("fast", "cub"):
+        calls = [c for c in fake_device.reduce_calls if c[0] == method]
+        assert len(calls) == 2                  # the pilot, then the timing
+        assert calls[1][3:5] == (bench.rotation_buffers(
+            1 << 14, 1 << 20, 1 << 33), bench.WARMUP)
+    t = {r["method"]: r["median_us"] for r in rows}
+    factor = 1 + (1 << 14) / 1e6
+    assert t["fast"] == pytest.approx(1e3 * FAKE_MS["fast"] * factor)
+    assert t["cub"] == pytest.approx(1e3 * FAKE_MS["cub"] * factor)
+    (table,) = _tables(bench.format_table(doc))
+    cells = {line.split()[0]: line.split()[1:] for line in table[2:]}
+    assert list(cells) == STEPS + ["cub", "torch.sum"]
+    assert cells["unroll_warp"][0] == "WRONG"
+    assert cells["fast"][3:] == [
+        f"{FAKE_MS['multi_element'] / FAKE_MS['fast']:.2f}×",
+        f"{FAKE_MS['interleaved_divergent'] / FAKE_MS['fast']:.2f}×"]
+    assert cells["cub"][3:] == [
+        "reference",
+        f"{FAKE_MS['interleaved_divergent'] / FAKE_MS['cub']:.2f}×"]
+    assert cells["torch.sum"][3] == "peer"
 
 
 def test_run_single_size_no_progress_and_named_peer(fake_device, capsys):
@@ -887,26 +1161,380 @@ def test_run_single_size_no_progress_and_named_peer(fake_device, capsys):
 
 def test_run_int_dtype_checks_exactly(fake_device):
     doc = bench.run(sizes=[777], dtype="int32", peers=False, progress=False)
+    assert [r["method"] for r in doc["results"]] == METHODS
     assert [r["correct"] for r in doc["results"]] == \
-        [m != "unroll_warp" for m in LADDER]
+        [m != "unroll_warp" for m in METHODS]
 
 
 def test_resolve_selection():
-    assert bench._resolve(None, True) == (LADDER, list(bench.PEERS), False)
-    assert bench._resolve(None, False) == (LADDER, [], False)
+    assert bench._resolve(None, True) == (METHODS, list(bench.PEERS), False)
+    assert bench._resolve(None, False) == (METHODS, [], False)
+    assert bench._resolve(["cub", "fast", "torch.sum"], True) == \
+        (["fast", "cub"], ["torch.sum"], True)
     assert bench._resolve(["multi_element", "sequential"], True) == \
         (["sequential", "multi_element"], list(bench.PEERS), False)
     assert bench._resolve(["cupy.sum"], True) == ([], ["cupy.sum"], True)
-    assert bench._resolve(None, ["torch.sum"]) == (LADDER, ["torch.sum"], True)
+    assert bench._resolve(None, ["torch.sum"]) == (METHODS, ["torch.sum"],
+                                                   True)
 
 
 def test_is_peer():
     assert bench.is_peer("torch.sum") and bench.is_peer("cupy.sum")
-    assert not any(bench.is_peer(m) for m in LADDER)
+    assert not any(bench.is_peer(m) for m in METHODS)
+
+
+def test_is_reference():
+    """cub and the peers are references (no step speedup); the steps, fast
+    included, are not; only the peers are peers."""
+    assert bench.is_reference("cub") and not bench.is_peer("cub")
+    assert all(bench.is_reference(p) for p in PEERS)
+    assert not any(bench.is_reference(m) for m in STEPS)
+    assert [m for m in METHODS if bench.is_reference(m)] == ["cub"]
+    assert not bench.is_reference("numpy.sum")
 
 
 def test_progress_fallback_without_tqdm(fake_device, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "tqdm", None)      # import fails
+    # import fails (tqdm.auto too, even when an earlier test imported it)
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     bench.run(methods=["sequential"], sizes=[1 << 10, 1 << 11], peers=False)
     err = capsys.readouterr().err
     assert "\r1/2 n=2^10 sequential" in err and "\r2/2 n=2^11 sequential" in err
+
+
+# ---------------------------------------------------------------------------
+# Results: the Python API's view of a document
+
+
+H100_PATH = Path(__file__).resolve().parent.parent / "docs" / "figures" / \
+    "ladder.json"
+
+
+@pytest.fixture
+def results(sample) -> bench.Results:
+    return bench.Results(sample)
+
+
+def test_results_is_the_validated_document(sample, results):
+    assert isinstance(results, dict) and results == sample
+    bench.validate_document(results)
+    assert json.loads(json.dumps(results)) == sample
+    assert results.device == sample["device"]
+    assert results.sizes == [1 << k for k in (16, 18, 20, 22, 24)]
+    # table order: the steps, cub, the peers
+    assert results.methods == STEPS + ["cub", "torch.sum", "cupy.sum"]
+    # a copy: changing the source leaves the Results alone
+    sample["results"][0]["median_us"] = 1.0
+    assert results["results"][0]["median_us"] != 1.0
+    bad = copy.deepcopy(results)
+    bad["device"]["sm_count"] = 0
+    with pytest.raises(ValueError, match="device.sm_count"):
+        bench.Results(bad)
+    assert type(copy.deepcopy(results)) is bench.Results
+
+
+def test_results_json_round_trip(results, tmp_path):
+    path = tmp_path / "r.json"
+    results.to_json(path)
+    again = bench.Results.from_json(path)
+    assert type(again) is bench.Results and again == results
+    assert json.loads(path.read_text(encoding="utf-8")) == results
+    # the same file as write_json / --json
+    bench.write_json(results, tmp_path / "w.json")
+    assert (tmp_path / "w.json").read_text(encoding="utf-8") == \
+        path.read_text(encoding="utf-8")
+
+
+def test_results_from_json_errors_name_the_file(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.json: not JSON"):
+        bench.Results.from_json(path)
+    path.write_text('{"device": {}}', encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.json: document: missing keys"):
+        bench.Results.from_json(path)
+    with pytest.raises(OSError):
+        bench.Results.from_json(tmp_path / "missing.json")
+
+
+def test_results_table_is_the_clis(results, sample, monkeypatch, capsys):
+    assert results.table() == bench.format_table(sample)
+    assert str(results) == results.table()
+    _patch_run(monkeypatch, _FakeRun(results))
+    assert bench.main([]) == 0
+    assert capsys.readouterr().out == results.table() + "\n"
+
+
+def test_results_repr_is_a_short_summary(results):
+    text = repr(results)
+    lines = text.splitlines()
+    assert 2 <= len(lines) <= 5 and max(map(len, lines)) < 100
+    assert text.startswith("<cudareduce.bench.Results: ") and text.endswith(">")
+    assert results.device["name"] in lines[0]
+    assert "float32, int32" in text and "256 threads" in text
+    assert "n = 2^16, 2^18, 2^20, 2^22, 2^24 (5 sizes)" in text
+    assert " methods: 8 steps (interleaved_divergent .. fast); references " \
+        "cub, torch.sum, cupy.sum\n" in text
+    assert "64 results, 1 WRONG: unroll_complete (n=2^16)" in text
+    # the recorded H100 run predates fast and cub
+    h100 = bench.Results.from_json(H100_PATH)
+    assert "n = 2^10..2^28 (19 sizes)" in repr(h100)
+    assert " methods: 7 steps (interleaved_divergent .. multi_element); " \
+        "references torch.sum, cupy.sum\n" in repr(h100)
+    assert "171 results, all correct" in repr(h100)
+    one = h100.select(n=2**22, methods=["sequential", "cupy.sum"])
+    assert "methods: sequential; references cupy.sum" in repr(one)
+    assert "n = 2^22\n" in repr(one)
+    # cub alone is a reference, not a step; a few steps are named
+    two = results.select(n=2**22, methods=["cub", "fast", "multi_element"])
+    assert " methods: multi_element, fast; references cub\n" in repr(two)
+    cub = results.select(methods="cub")
+    assert " methods: no steps; references cub\n" in repr(cub)
+
+
+def test_results_pretty_printer_uses_the_summary(results):
+    """IPython's text form is the summary, not the dict's contents."""
+    class Printer:
+        def __init__(self):
+            self.texts = []
+
+        def text(self, value):
+            self.texts.append(value)
+
+    printer = Printer()
+    results._repr_pretty_(printer, False)
+    assert printer.texts == [repr(results)]
+    try:
+        from IPython.lib.pretty import pretty
+    except ImportError:       # no IPython here: the hook above is all it uses
+        return
+    assert pretty(results) == repr(results)
+
+
+def _html_tables(html: str) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(caption, headers, rows of cell texts) of each <table>."""
+    import html as html_module
+    import re
+
+    def cells(tag, text):
+        return [html_module.unescape(c) for c in
+                re.findall(rf"<{tag}(?:\s[^>]*)?>(.*?)</{tag}>", text, re.S)]
+
+    tables = []
+    for table in re.findall(r"<table.*?</table>", html, re.S):
+        caption = cells("caption", table)[0]
+        head = cells("th", table)
+        body = [cells("td", row) for row in
+                re.findall(r"<tr(?:\s[^>]*)?>(.*?)</tr>",
+                           table.split("<tbody>", 1)[1], re.S)]
+        tables.append((caption, head, body))
+    return tables
+
+
+def test_results_repr_html_has_the_table_columns(results, sample):
+    html = results._repr_html_()
+    tables = _html_tables(html)
+    groups = bench.group_results(sample["results"])
+    assert len(tables) == len(groups) == 6
+    text_tables = _tables(results.table())
+    for (caption, head, body), ((dtype, n, threads), rows), text in zip(
+            tables, groups.items(), text_tables):
+        assert head == list(bench.TABLE_HEADERS)
+        assert caption == f"{dtype}, n = {bench._format_n(n)}, {threads} " \
+                          f"threads per block"
+        assert body == bench._group_cells(rows, sample["device"]["copy_gbps"])
+        # the same cells as the text table
+        assert [line.split() for line in text[2:]] == body
+    assert "WRONG" in html and "color:#b00020" in html
+    # the reference rows: cub in every group, the peers in the 5 float32 ones
+    assert html.count('style="font-style:italic"') == 6 + 2 * 5
+    for _, _, body in tables:
+        cub = [row for row in body if row[0] == "cub"]
+        assert len(cub) == 1 and cub[0][4] == "reference"
+    assert results.device["name"] in html
+
+
+def test_results_repr_html_escapes(sample):
+    doc = copy.deepcopy(sample)
+    doc["device"]["name"] = "<script>alert('x')</script> & GPU"
+    html = bench.Results(doc)._repr_html_()
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; GPU" in html
+
+
+def test_results_select(results):
+    one = results.select(n=1 << 22, dtype="float32")
+    assert type(one) is bench.Results
+    assert {(r["n"], r["dtype"]) for r in one["results"]} == \
+        {(1 << 22, "float32")}
+    assert one.device == results.device
+    assert len(_tables(one.table())) == 1
+    two = results.select(n=[1 << 16, 1 << 24], methods="sequential")
+    assert [(r["n"], r["method"]) for r in two["results"]] == \
+        [(1 << 16, "sequential"), (1 << 24, "sequential")]
+    assert results.select(threads=256) == results
+    with pytest.raises(ValueError, match="no results with n=123"):
+        results.select(n=123)
+
+
+def test_results_to_markdown(results):
+    md = results.select(n=1 << 22).to_markdown().splitlines()
+    assert md[0] == results.table().splitlines()[0]
+    assert "**float32, n = 4,194,304 (2^22), 256 threads per block**" in md
+    header = md.index("| " + " | ".join(bench.TABLE_HEADERS) + " |")
+    assert md[header + 1] == "|:---|---:|---:|---:|---:|---:|"
+    assert md[header + 2].startswith("| interleaved_divergent | ")
+    groups = [i for i, line in enumerate(md) if line.startswith("**")]
+    assert len(groups) == 2                      # float32 and int32 at 2^22
+
+
+def test_results_to_pandas_needs_pandas(results, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match=r"to_pandas\(\) needs pandas"):
+        results.to_pandas()
+
+
+def test_results_to_pandas(results, sample):
+    try:
+        import pandas as pd
+    except ImportError:
+        # no pandas here: the clear ImportError (never a skip: the GPU check
+        # fails on skips, and pandas is optional)
+        with pytest.raises(ImportError, match="pip install pandas"):
+            results.to_pandas()
+        return
+    df = results.to_pandas()
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns) == list(bench.RESULT_KEYS) + [
+        "peer", "reference", "pct_of_copy", "step_speedup",
+        "cumulative_speedup"]
+    assert len(df) == len(sample["results"])
+    assert df.attrs["device"] == sample["device"]
+    rows = bench.group_results(sample["results"])[("float32", 1 << 22, 256)]
+    part = df[(df.n == 1 << 22) & (df.dtype == "float32")]
+    assert list(part.method) == [r["method"] for r in rows]
+    for (_, row), (step, cum) in zip(part.iterrows(), bench.speedups(rows)):
+        assert (pd.isna(row.step_speedup) if step is None
+                else row.step_speedup == pytest.approx(step))
+        assert row.cumulative_speedup == pytest.approx(cum)
+        assert row.peer == (row.method in PEERS)
+        assert row.reference == (row.method in PEERS + ["cub"])
+    fast = part[part.method == "fast"].iloc[0]
+    t = {r["method"]: r["median_us"] for r in rows}
+    assert fast.step_speedup == pytest.approx(t["multi_element"] / t["fast"])
+    assert pd.isna(part[part.method == "cub"].iloc[0].step_speedup)
+    wrong = df[~df.correct]
+    assert len(wrong) == 1 and wrong.median_us.isna().all()
+
+
+@needs_matplotlib
+def test_results_plots(results, tmp_path):
+    fig = results.plot_step_speedups(reference="harris", path=tmp_path / "s.png")
+    assert isinstance(fig, matplotlib.figure.Figure)
+    assert len(fig.axes[0].containers) == 2              # this run + harris
+    assert (tmp_path / "s.png").read_bytes().startswith(PNG_MAGIC)
+    fig = results.plot_bandwidth(dtype="int32")
+    assert isinstance(fig, matplotlib.figure.Figure)
+    # shown inline by Jupyter without pyplot: the Figure draws itself
+    png = fig._repr_png_()
+    assert png.startswith(PNG_MAGIC) and len(png) > 10_000
+
+
+def test_run_returns_results_and_progress_false_is_silent(fake_device, capsys):
+    results = bench.run(sizes=[1000, 2000], peers=False, progress=False,
+                        seed=2)
+    assert type(results) is bench.Results
+    assert results.sizes == [1000, 2000]
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_is_tqdm_auto():
+    """tqdm.auto: the notebook widget inside Jupyter, text elsewhere."""
+    try:
+        import tqdm.auto as tqdm_auto
+    except ImportError:
+        tqdm_auto = None
+    bar = bench._Progress(3, enabled=True)
+    try:
+        if tqdm_auto is None:
+            assert bar.bar is None          # the plain counter
+        else:
+            assert isinstance(bar.bar, tqdm_auto.tqdm)
+    finally:
+        bar.close()
+    assert bench._Progress(3, enabled=False).bar is None
+
+
+def test_cli_with_the_real_run(fake_device, capsys, tmp_path):
+    json_path = tmp_path / "r.json"
+    assert bench.main(["--sizes", "2^10,2^11", "--no-peers", "--seed", "3",
+                       "--json", str(json_path)]) == 0
+    out, _ = capsys.readouterr()
+    results = bench.Results.from_json(json_path)
+    assert out == results.table() + "\n"
+    assert results.sizes == [1024, 2048]
+
+
+def test_device_info(monkeypatch):
+    info = {"ordinal": 0, "name": "g", "sm_count": 2, "l2_bytes": 1,
+            "total_bytes": 2}
+    monkeypatch.setattr(bench._cudareduce, "device_info", lambda: info)
+    got = bench.device_info()
+    assert got == info and got is not info
+
+
+# ---------------------------------------------------------------------------
+# The references beside a run; the README figures script
+
+
+def test_side_by_side(results):
+    text = reference.side_by_side(results)
+    lines = text.splitlines()
+    assert lines[0].split() == ["step", "this", "run", "harris",
+                                "seed_002_rtx3060", "seed_003_lab7"]
+    # the seven published steps: fast and cub have no published figures
+    body = lines[2:2 + len(LADDER)]
+    assert [line.split()[1] for line in body] == LADDER
+    assert lines[2 + len(LADDER)] == ""
+    steps_table = text.split("\n\n")[0]
+    assert "fast" not in steps_table and "cub" not in steps_table
+    rows = bench.group_results(results["results"])[("float32", 1 << 22, 256)]
+    t = {r["method"]: r["median_us"] for r in rows}
+    assert f"{t['sequential']:,.1f} µs " \
+           f"({t['interleaved_bank_conflict'] / t['sequential']:.2f}×)" \
+        in body[2]
+    assert "8,054 µs" in body[0] and "(2.33×)" in body[1]
+    assert body[5].split()[-1] == "-" and body[6].split()[-2:] == ["-", "-"]
+    assert "n = 4,194,304 float32" in text and "reduction.pdf" in text
+    assert "002_d2f30ed02251f9f1.txt" in text
+    # the wrong row of 2^16 has no time; references can be left out
+    small = reference.side_by_side(results, n=1 << 16, reference=None)
+    assert small.splitlines()[0].split() == ["step", "this", "run"]
+    assert small.splitlines()[2 + LADDER.index("unroll_complete")] \
+        .endswith(" -")
+    with pytest.raises(ValueError, match="n=5"):
+        reference.side_by_side(results, n=5)
+
+
+@needs_matplotlib
+def test_make_figures_from_recorded_results(tmp_path, capsys):
+    import importlib.util
+    script = H100_PATH.parent.parent / "make_figures.py"
+    spec = importlib.util.spec_from_file_location("make_figures", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--from", str(H100_PATH), "--out", str(tmp_path),
+                        "--date", "2026-11-22"]) == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["ladder-bandwidth.png", "ladder-speedup.png",
+                     "ladder-table.md", "ladder.json"]
+    for name in names[:2]:
+        assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
+    assert bench.Results.from_json(tmp_path / "ladder.json") == \
+        bench.Results.from_json(H100_PATH)
+    table = (tmp_path / "ladder-table.md").read_text(encoding="utf-8")
+    assert "Measured on **NVIDIA H100 80GB HBM3** on 2026-11-22" in table
+    assert "(2^22), 256 threads per block**" in table
+    assert "(2^28), 256 threads per block**" in table
+    # without a GPU, measuring fails cleanly
+    assert module.main(["--out", str(tmp_path / "live")]) in (0, 1)

@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cudareduce
-from api_contract import (ACCUMULATOR, ELEMENTS_PER_THREAD,
-                          GRID_STRIDE_METHODS, MAX_ELEMENTS, MAX_PASSES,
-                          METHODS, RESIDENT_THREADS_PER_SM, SUPPORTED_DTYPES,
-                          VALID_THREADS)
+from api_contract import (ACCUMULATOR, ELEMENTS_PER_THREAD, FAST_UNROLL,
+                          GRID_STRIDE_METHODS, LADDER, MAX_ELEMENTS,
+                          MAX_PASSES, METHODS, RESIDENT_THREADS_PER_SM,
+                          SUPPORTED_DTYPES, VALID_THREADS)
 
 PLAN_SIZES = (0, 1, 2, 63, 64, 65, 1000, 2 ** 20 + 3, 2 ** 31 + 7, 2 ** 40,
               2 ** 62)
@@ -128,7 +128,7 @@ def check_plan(passes, n, method, threads, sm_count, dtype=np.float32):
 
 
 def plan_cases():
-    for method in METHODS:
+    for method in LADDER:
         sm_counts = SM_COUNTS if method in GRID_STRIDE_METHODS else (None,)
         for threads in VALID_THREADS:
             for n in PLAN_SIZES:
@@ -146,7 +146,7 @@ def test_plan(n, method, threads, sm_count):
 
 
 @settings(max_examples=300, deadline=None)
-@given(n=st.integers(0, 40_000), method=st.sampled_from(METHODS),
+@given(n=st.integers(0, 40_000), method=st.sampled_from(LADDER),
        threads=st.sampled_from(VALID_THREADS), sm_count=st.integers(1, 200))
 def test_random_small_plans_load_every_element_once(n, method, threads,
                                                     sm_count):
@@ -155,7 +155,7 @@ def test_random_small_plans_load_every_element_once(n, method, threads,
 
 
 @settings(max_examples=300, deadline=None)
-@given(n=st.integers(0, MAX_ELEMENTS), method=st.sampled_from(METHODS),
+@given(n=st.integers(0, MAX_ELEMENTS), method=st.sampled_from(LADDER),
        threads=st.sampled_from(VALID_THREADS), sm_count=st.integers(1, 10_000))
 def test_random_large_plans(n, method, threads, sm_count):
     passes = cudareduce.plan(n, method, threads=threads, sm_count=sm_count)
@@ -188,7 +188,7 @@ MUTATIONS = {
 }
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", LADDER)
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_checker_rejects_broken_plans(method, mutation):
     n, threads, sm_count = 10 ** 6, 256, 108
@@ -205,12 +205,127 @@ def test_replay_catches_a_grid_too_small():
     assert times_loaded[64] == 0 and np.all(times_loaded[:64] == 1)
 
 
+# --- the fast method: one launch --------------------------------------------
+
+def fast_vector(dtype) -> int:
+    """Elements in one 16-byte load of `dtype`."""
+    return 16 // np.dtype(dtype).itemsize
+
+
+def replay_fast_loads(n: int, blocks: int, threads: int, vec: int,
+                      head: int):
+    """Replays reduce_fast's loads (cuda/fast.cuh) for data whose first
+    16-byte boundary is `head` elements in.
+
+    Global thread ``g`` of ``T = blocks * threads`` loads element ``g`` of
+    the head (``g < head``), element ``g`` of the tail after the last whole
+    vector, and every vector ``g, g + T, g + 2T, ...`` of ``vec`` elements
+    between.  Returns (loads of each thread, times each element is loaded).
+    """
+    head = min(head, n)
+    total = blocks * threads
+    nvec = (n - head) // vec
+    tail = head + nvec * vec
+    g = np.arange(total, dtype=np.int64)
+    loads = (g < head).astype(np.int64) + (g < n - tail)
+    loaded = [g[g < head], tail + g[g < n - tail]]
+    vectors = np.arange(nvec, dtype=np.int64)
+    loads += vec * np.bincount(vectors % total, minlength=total)
+    loaded.append((head + vectors[:, None] * vec
+                   + np.arange(vec, dtype=np.int64)).ravel())
+    return loads, np.bincount(np.concatenate(loaded), minlength=n)
+
+
+def check_fast_plan(passes, n, threads, sm_count, dtype=np.float32):
+    """Asserts that `passes` is the fast method's plan: one pass over a grid
+    of at most RESIDENT_THREADS_PER_SM threads per SM, each thread loading
+    FAST_UNROLL vectors per sweep; ``items_per_thread`` is the busiest
+    thread's loads for 16-byte-aligned data (a misaligned start adds at
+    most one head element)."""
+    where = f"plan({n}, 'fast', threads={threads}, sm_count={sm_count}) = " \
+        f"{passes}"
+    if n == 0:
+        assert passes == [], where
+        return
+    vec = fast_vector(dtype)
+    assert len(passes) == 1, where
+    (p,) = passes
+    assert all(type(v) is int for v in p), where
+    assert (p.n_in, p.threads, p.shared_bytes) == (n, threads, 0), where
+    assert p.blocks == min(ceil_div(n, threads * vec * FAST_UNROLL),
+                           sm_count * (RESIDENT_THREADS_PER_SM // threads)), \
+        where
+    nvec = n // vec
+    assert p.items_per_thread == (
+        vec * ceil_div(nvec, p.blocks * threads) + (n % vec > 0)), where
+    if n <= REPLAY_LIMIT:
+        for head in range(vec):
+            loads, times_loaded = replay_fast_loads(n, p.blocks, threads,
+                                                    vec, head)
+            assert np.all(times_loaded == 1), f"head {head}: {where}"
+            assert loads.max() <= p.items_per_thread + 2 * (head > 0), where
+            if head == 0:
+                assert loads.max() == p.items_per_thread, where
+
+
+FAST_DTYPES = ("bool", "int8", "float16", "float32", "int64")
+
+
+@pytest.mark.parametrize("dtype", FAST_DTYPES)
+@pytest.mark.parametrize("threads", VALID_THREADS)
+@pytest.mark.parametrize("n", PLAN_SIZES + (15, 16, 17, 4095, 4097))
+@pytest.mark.parametrize("sm_count", SM_COUNTS)
+def test_fast_plan(n, threads, sm_count, dtype):
+    passes = cudareduce.plan(n, "fast", threads=threads, dtype=dtype,
+                             sm_count=sm_count)
+    check_fast_plan(passes, n, threads, sm_count, dtype)
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(0, 100_000), threads=st.sampled_from(VALID_THREADS),
+       sm_count=st.integers(1, 200), dtype=st.sampled_from(FAST_DTYPES))
+def test_random_fast_plans_load_every_element_once(n, threads, sm_count,
+                                                   dtype):
+    passes = cudareduce.plan(n, "fast", threads=threads, dtype=dtype,
+                             sm_count=sm_count)
+    check_fast_plan(passes, n, threads, sm_count, dtype)
+
+
+@pytest.mark.parametrize("mutation", ["blocks-1", "blocks+1",
+                                      "items_per_thread-1",
+                                      "items_per_thread+1", "threads*2",
+                                      "pass-repeated"])
+def test_fast_checker_rejects_broken_plans(mutation):
+    n, threads, sm_count = 10 ** 5 + 3, 64, 2
+    passes = cudareduce.plan(n, "fast", threads=threads, sm_count=sm_count)
+    check_fast_plan(passes, n, threads, sm_count)
+    with pytest.raises(AssertionError):
+        check_fast_plan(MUTATIONS[mutation](passes), n, threads, sm_count)
+
+
+def test_fast_replay_catches_a_missed_vector():
+    # 2 threads, 3 vectors of 4: thread 0 loads vectors 0 and 2.
+    loads, times_loaded = replay_fast_loads(12, 1, 2, 4, 0)
+    assert list(loads) == [8, 4] and np.all(times_loaded == 1)
+    # A head of 3, 2 vectors, a tail of 2 over 4 threads.
+    loads, times_loaded = replay_fast_loads(13, 1, 4, 4, 3)
+    assert list(loads) == [6, 6, 1, 0] and np.all(times_loaded == 1)
+    # With 2 threads, head element 2 is never loaded: the replay sees it.
+    _, times_loaded = replay_fast_loads(13, 1, 2, 4, 3)
+    assert times_loaded[2] == 0
+
+
+def test_cub_has_no_plan():
+    with pytest.raises(ValueError, match="cub plans its own launches"):
+        cudareduce.plan(1000, "cub", sm_count=132)
+
+
 # --- dtype, sm_count and defaults -------------------------------------------
 
 @pytest.mark.parametrize("dtype", [
     "float32", "float64", "int32", "int64", np.float32, np.int32,
     np.dtype("int64"), ">f4", "<i4", "f8"], ids=str)
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", LADDER)
 def test_shared_memory_is_one_accumulator_per_thread(dtype, method):
     threads = 128
     passes = cudareduce.plan(10 ** 7, method, threads=threads, dtype=dtype,
@@ -222,7 +337,7 @@ def test_shared_memory_is_one_accumulator_per_thread(dtype, method):
 
 
 @pytest.mark.parametrize(
-    "method", [m for m in METHODS if m not in GRID_STRIDE_METHODS])
+    "method", [m for m in LADDER if m not in GRID_STRIDE_METHODS])
 @pytest.mark.parametrize("n", [1, 1000, 2 ** 40])
 def test_single_sweep_plans_need_no_device_and_ignore_sm_count(method, n):
     plans = [cudareduce.plan(n, method, sm_count=sm) for sm in
@@ -230,15 +345,14 @@ def test_single_sweep_plans_need_no_device_and_ignore_sm_count(method, n):
     assert all(p == plans[0] for p in plans)
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", LADDER + ("fast",))
 def test_plan_of_nothing_is_empty_without_asking_a_device(method):
     assert cudareduce.plan(0, method) == []
 
 
 def test_plan_defaults():
     assert cudareduce.plan(10 ** 6, sm_count=132) == cudareduce.plan(
-        10 ** 6, "multi_element", threads=256, dtype="float32",
-        sm_count=132)
+        10 ** 6, "fast", threads=256, dtype="float32", sm_count=132)
 
 
 def test_grid_stride_grid_grows_with_sm_count_up_to_the_work():

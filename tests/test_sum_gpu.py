@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import (FLOAT_DTYPES, GRID_DTYPES, INT_DTYPES, METHODS,
-                          numpy_sum_dtype)
+from api_contract import (FAST_UNROLL, FLOAT_DTYPES, GRID_DTYPES, INT_DTYPES,
+                          METHODS, numpy_sum_dtype)
 
 pytestmark = pytest.mark.gpu
 
@@ -155,12 +155,28 @@ def assert_numpy_scalar_of(result, dtype):
 
 # --- the grid ----------------------------------------------------------------
 
-def longest_addition_chain(passes) -> int:
-    """An upper bound on the additions on any element's path to the result:
-    per pass, the thread's serial loads (at most items_per_thread) and the
-    log2(threads) levels of the block's tree; plus one."""
-    return 1 + sum(p.items_per_thread + p.threads.bit_length() - 1
-                   for p in passes)
+def longest_addition_chain(method, n, threads, dtype) -> int:
+    """An upper bound on the additions on any element's path to the result,
+    plus one.
+
+    Ladder: per pass of the plan, the thread's serial loads (at most
+    items_per_thread) and the log2(threads) levels of the block's tree.
+    fast: its one pass the same (plus a misaligned head and tail element,
+    and the FAST_UNROLL accumulators combined), then the last block's loop
+    over the partials and its tree.  cub plans its own launches: its chain
+    is bounded by 2 sqrt(n) + 64, which holds while it runs at least
+    sqrt(n) / 2 threads (it fills the GPU).
+    """
+    if method == "cub":
+        return 2 * int(np.sqrt(n)) + 64
+    passes = cudareduce.plan(n, method, threads=threads, dtype=dtype)
+    chain = 1 + sum(p.items_per_thread + p.threads.bit_length() - 1
+                    for p in passes)
+    if method == "fast" and passes:
+        (p,) = passes
+        chain += 2 + FAST_UNROLL + -(-p.blocks // p.threads) \
+            + p.threads.bit_length() - 1
+    return chain
 
 
 @pytest.mark.parametrize("method, dtype, threads, n", grid(FLOAT_DTYPES))
@@ -182,8 +198,7 @@ def test_float_sum_within_error_bound(samples, seed_note, method, dtype,
     sample = samples.get("uniform_floats", dtype, n)
     got = cudareduce.sum(sample.array, method, threads=threads)
     assert_numpy_scalar_of(got, dtype)
-    passes = cudareduce.plan(n, method, threads=threads, dtype=dtype)
-    depth = longest_addition_chain(passes)
+    depth = longest_addition_chain(method, n, threads, dtype)
     eps = float(np.finfo(dtype).eps)
     bound = eps * sample.abs_sum * depth
     error = abs(float(got) - sample.reference)
@@ -282,6 +297,47 @@ def test_any_shape_and_layout_gives_numpys_sum(rng, seed_note, layout, dtype,
     np.testing.assert_array_equal(np.asarray(a), before)
 
 
+# --- the fast path on device data ----------------------------------------------
+
+FAST_DTYPES = tuple(np.dtype(d) for d in
+                    (np.int8, np.float16, np.int32, np.float32, np.float64))
+
+
+@pytest.mark.parametrize("n", [1, 15, 17, 4097, 2 ** 20 + 3])
+@pytest.mark.parametrize("offset", range(17))
+@pytest.mark.parametrize("dtype", FAST_DTYPES, ids=str)
+def test_fast_reads_misaligned_device_data(rng, seed_note, dtype, offset, n):
+    """Device data that starts `offset` elements past a 16-byte boundary:
+    the fast kernel's head, vectors and tail must cover it exactly once.
+    Integer values keep every sum exact (float16: in its float32
+    accumulator, rounded once to the float16 result, as expected is)."""
+    cupy = pytest.importorskip("cupy")
+    limit = 1 if dtype == np.float16 else 100
+    host = rng.integers(-limit, limit, size=offset + n, endpoint=True)
+    host = host.astype(dtype)
+    device = cupy.asarray(host)[offset:]
+    result_type = numpy_sum_dtype(dtype).type
+    expected = result_type(np.sum(host[offset:].astype(np.float64)))
+    got = cudareduce.sum(device, "fast", threads=64)
+    assert got.dtype == numpy_sum_dtype(dtype)
+    assert got == expected, (
+        f"offset {offset}: got {got!r}, expected {expected!r} {seed_note}")
+
+
+def test_fast_back_to_back_calls_rearm_the_counter(rng, seed_note):
+    """Many calls in a row, of sizes whose grids differ, each exact: the
+    last-block counter must be re-armed by every launch."""
+    sizes = [1, 5000, 2 ** 20 + 3, 77, 2 ** 18]
+    arrays = [rng.integers(-2 ** 30, 2 ** 30, size=n, dtype=np.int64)
+              for n in sizes]
+    expected = [int(np.sum(a)) for a in arrays]
+    for _ in range(40):
+        for threads in (64, 1024):
+            got = [int(cudareduce.sum(a, "fast", threads=threads))
+                   for a in arrays]
+            assert got == expected, seed_note
+
+
 # --- threads -----------------------------------------------------------------
 
 def test_concurrent_sums_from_two_python_threads(rng, seed_note):
@@ -333,7 +389,8 @@ def huge_int32(session_seed):
     pytest.param(method, threads, id=f"{method}-t{threads}")
     for method, threads in [("interleaved_divergent", 64),
                             ("sequential", 256), ("first_add", 256),
-                            ("multi_element", 256)]])
+                            ("multi_element", 256), ("fast", 256),
+                            ("fast", 1024), ("cub", 256)]])
 def test_sum_beyond_2_31_elements_is_exact(huge_int32, seed_note, method,
                                            threads):
     x, expected = huge_int32

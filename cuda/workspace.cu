@@ -1,0 +1,112 @@
+/* workspace.cu: a free list of fast-method workspaces, per device, behind a
+ * mutex.  A workspace is checked out for one call (which synchronizes its
+ * stream before checking it back in), so concurrent calls never share
+ * one, and a steady caller allocates nothing. */
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "check.cuh"
+#include "workspace.cuh"
+
+/* Blocks per SM the fast plan allows at most (2048 threads of 64). */
+#define CR_MAX_BLOCKS_PER_SM (2048 / CR_MIN_THREADS)
+
+static std::mutex free_list_lock;
+static cr_workspace *free_list = NULL;
+
+static void
+destroy(cr_workspace *workspace)
+{
+    if (workspace->partials != NULL) {
+        (void)cudaFree(workspace->partials);
+    }
+    if (workspace->result_host != NULL) {
+        (void)cudaFreeHost(workspace->result_host);
+    }
+    free(workspace);
+}
+
+static cr_status
+create(int device, cr_workspace **out, cr_error *error)
+{
+    cr_status status = CR_OK;
+    int sm_count = 0;
+    cr_workspace *workspace =
+        static_cast<cr_workspace *>(calloc(1, sizeof(cr_workspace)));
+    if (workspace == NULL) {
+        error->cuda_code = 0;
+        snprintf(error->message, sizeof(error->message),
+                 "out of host memory for a workspace");
+        return CR_ERR_NO_MEMORY;
+    }
+    workspace->device = device;
+    CR_CHECK(cudaDeviceGetAttribute(&sm_count,
+                                    cudaDevAttrMultiProcessorCount, device));
+    {
+        /* 8 bytes per partial covers every accumulator. */
+        const size_t partial_bytes =
+            (size_t)sm_count * CR_MAX_BLOCKS_PER_SM * 8;
+        CR_CHECK(cudaMalloc(&workspace->partials,
+                            partial_bytes + sizeof(unsigned int)));
+        workspace->counter = reinterpret_cast<unsigned int *>(
+            static_cast<char *>(workspace->partials) + partial_bytes);
+        CR_CHECK(cudaMemset(workspace->counter, 0, sizeof(unsigned int)));
+        /* The memset runs on the legacy stream; a caller's non-blocking
+         * stream would not wait for it. */
+        CR_CHECK(cudaStreamSynchronize(0));
+    }
+    CR_CHECK(cudaHostAlloc(&workspace->result_host, 8, cudaHostAllocMapped));
+    CR_CHECK(cudaHostGetDevicePointer(&workspace->result_device,
+                                      workspace->result_host, 0));
+    *out = workspace;
+    return CR_OK;
+error:
+    destroy(workspace);
+    return status;
+}
+
+cr_status
+cr_workspace_acquire(cr_workspace **workspace, cr_error *error)
+{
+    cr_status status = CR_OK;
+    int device = 0;
+    CR_CHECK(cudaGetDevice(&device));
+    {
+        std::lock_guard<std::mutex> guard(free_list_lock);
+        for (cr_workspace **link = &free_list; *link != NULL;
+             link = &(*link)->next) {
+            if ((*link)->device == device) {
+                *workspace = *link;
+                *link = (*link)->next;
+                return CR_OK;
+            }
+        }
+    }
+    return create(device, workspace, error);
+error:
+    return status;
+}
+
+void
+cr_workspace_release(cr_workspace *workspace, int healthy)
+{
+    if (!healthy) {
+        destroy(workspace);
+        return;
+    }
+    std::lock_guard<std::mutex> guard(free_list_lock);
+    workspace->next = free_list;
+    free_list = workspace;
+}
+
+extern "C" void
+cr_release_resources(void)
+{
+    std::lock_guard<std::mutex> guard(free_list_lock);
+    while (free_list != NULL) {
+        cr_workspace *workspace = free_list;
+        free_list = workspace->next;
+        destroy(workspace);
+    }
+}
