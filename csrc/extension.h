@@ -71,8 +71,7 @@ typedef struct {
     cr_location location;
     const void *data;
     int64_t n;
-    int strided;                /* device data with `layout` */
-    cr_layout layout;
+    cr_layout layout;           /* of every input */
     const crpy_dtype *dtype;
     int has_producer_stream;    /* the stream the data is ready on */
     uintptr_t producer_stream;

@@ -139,7 +139,6 @@ plan_device_layout(crpy_input *input, int ndim, const int64_t *shape,
         return -1;
     }
     input->n = input->layout.n;
-    input->strided = !input->layout.contiguous;
     if (input->n > 0) {
         if (input->data == NULL) {
             PyErr_Format(PyExc_ValueError, "%s: null data pointer for %lld "
@@ -158,6 +157,23 @@ plan_device_layout(crpy_input *input, int ndim, const int64_t *shape,
 
 /* --- 1 and 4: host arrays ------------------------------------------------ */
 
+/* The layout of a host array as it is; 0, or -1 (no exception set) when
+ * its strides overlap in a way the layout refuses. */
+static int
+plan_host_layout(PyArrayObject *array, crpy_input *input)
+{
+    int64_t shape[NPY_MAXDIMS];
+    int64_t strides[NPY_MAXDIMS];
+    const int ndim = PyArray_NDIM(array);
+    cr_error failure;
+    for (int d = 0; d < ndim; d++) {
+        shape[d] = (int64_t)PyArray_DIM(array, d);
+        strides[d] = (int64_t)PyArray_STRIDE(array, d);
+    }
+    return cr_plan_layout(ndim, shape, strides, (size_t)PyArray_ITEMSIZE(array),
+                          &input->layout, &failure) == CR_OK ? 0 : -1;
+}
+
 static int
 acquire_host(PyObject *obj, crpy_input *input)
 {
@@ -168,18 +184,35 @@ acquire_host(PyObject *obj, crpy_input *input)
     }
     input->dtype = crpy_lookup_dtype(PyArray_DESCR(given));
     if (input->dtype != NULL) {
-        /* Native byte order, aligned, C-contiguous: a copy only if not. */
+        /* Native byte order and aligned: read in place, whatever the
+         * strides (the host ring gathers strided data chunk by chunk, so a
+         * view is never copied whole first); else a converted copy. */
         input->owner = PyArray_FROM_OTF((PyObject *)given,
                                         input->dtype->typenum,
-                                        NPY_ARRAY_IN_ARRAY);
+                                        NPY_ARRAY_ALIGNED);
     }
     Py_DECREF(given);
     if (input->owner == NULL) {
         return -1;
     }
+    if (plan_host_layout((PyArrayObject *)input->owner, input) < 0) {
+        /* Overlapping strides (as_strided): a C-contiguous copy. */
+        PyObject *copy = PyArray_FROM_OTF(input->owner, input->dtype->typenum,
+                                          NPY_ARRAY_IN_ARRAY
+                                          | NPY_ARRAY_ENSURECOPY);
+        Py_SETREF(input->owner, copy);
+        if (copy == NULL) {
+            return -1;
+        }
+        if (plan_host_layout((PyArrayObject *)copy, input) < 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the array's layout cannot be reduced");
+            return -1;
+        }
+    }
     input->location = CR_HOST;
     input->data = PyArray_DATA((PyArrayObject *)input->owner);
-    input->n = (int64_t)PyArray_SIZE((PyArrayObject *)input->owner);
+    input->n = input->layout.n;
     return 0;
 }
 

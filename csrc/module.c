@@ -289,7 +289,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         }
     }
     request.data = input.data;
-    request.layout = input.location == CR_DEVICE ? &input.layout : NULL;
+    request.layout = &input.layout;
     request.n = input.n;
     request.type = input.dtype->type;
     request.op = crpy_kernel_op(op);
@@ -367,14 +367,15 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         || crpy_acquire_input(obj, 0, 0, &input) < 0) {
         return NULL;
     }
-    if (input.location != CR_HOST) {
-        PyErr_SetString(PyExc_ValueError, "time_reduce takes a host array");
+    if (input.location != CR_HOST || !input.layout.contiguous) {
+        PyErr_SetString(PyExc_ValueError, "time_reduce takes a contiguous "
+                        "host array");
         goto error;
     }
     if ((result_dtype = crpy_result_dtype(op, input.dtype, NULL)) == NULL) {
         goto error;
     }
-    request->data = input.data;
+    request->data = (const char *)input.data + input.layout.offset;
     request->n = input.n;
     request->type = input.dtype->type;
     request->op = crpy_kernel_op(op);
@@ -407,21 +408,24 @@ error:
 }
 
 PyDoc_STRVAR(time_copy_doc,
-"time_copy(nbytes, reps)\n--\n\n"
-"Times `reps` device-to-device copies of `nbytes` bytes with CUDA events;\n"
-"returns the times in milliseconds.");
+"time_copy(nbytes, reps, from_host=False)\n--\n\n"
+"Times `reps` device-to-device copies of `nbytes` bytes (from_host: copies\n"
+"from pinned host memory to the device) with CUDA events; returns the\n"
+"times in milliseconds.");
 
 static PyObject *
 cudareduce_time_copy(PyObject *module, PyObject *args)
 {
     long long nbytes;
     int reps;
+    int from_host = 0;
     float *times_ms;
     PyObject *result = NULL;
     cr_error failure;
     cr_status status;
 
-    if (!PyArg_ParseTuple(args, "Li:time_copy", &nbytes, &reps)) {
+    if (!PyArg_ParseTuple(args, "Li|p:time_copy", &nbytes, &reps,
+                          &from_host)) {
         return NULL;
     }
     if (reps < 1 || nbytes < 1) {
@@ -433,7 +437,7 @@ cudareduce_time_copy(PyObject *module, PyObject *args)
         return PyErr_NoMemory();
     }
     Py_BEGIN_ALLOW_THREADS
-    status = cr_time_copy(nbytes, reps, times_ms, &failure);
+    status = cr_time_copy(nbytes, from_host, reps, times_ms, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
         raise_cr_error(get_module_state(module), status, &failure);

@@ -174,7 +174,9 @@ cr_status cr_device_query(cr_device_info *info, cr_error *error);
 /* One reduction, writing the single result (of the accumulator type
  * `acc`, cr_type_size(acc) bytes) to `result`.
  *
- * Host data (CR_HOST, contiguous) is copied to the device first.  Device
+ * Host data (CR_HOST), contiguous or strided, streams through a ring of
+ * pinned and device buffers (host_ring.cuh), chunk by chunk, each chunk
+ * reduced while the next is staged and copied.  Device
  * data (CR_DEVICE) must be memory of the current device; it is read in
  * place when its layout is contiguous, else gathered into a contiguous
  * buffer on the device first.  The work runs on `stream` (a cudaStream_t
@@ -223,13 +225,15 @@ cr_status cr_time_reduce(const cr_timing_request *timing, float *times_ms,
                          void *result, cr_error *error);
 
 /* Frees what the library keeps between calls (the fast method's
- * workspaces and their pinned result slots).  For module teardown. */
+ * workspaces and their pinned result slots, the host rings).  For module
+ * teardown. */
 void cr_release_resources(void);
 
-/* Times `reps` device-to-device copies of `bytes` bytes (after one warm-up
- * copy), each bracketed by CUDA events. */
-cr_status cr_time_copy(int64_t bytes, int reps, float *times_ms,
-                       cr_error *error);
+/* Times `reps` copies of `bytes` bytes (after one warm-up copy), each
+ * bracketed by CUDA events: device to device, or with from_host from
+ * pinned host memory to the device. */
+cr_status cr_time_copy(int64_t bytes, int from_host, int reps,
+                       float *times_ms, cr_error *error);
 
 #ifdef __cplusplus
 }

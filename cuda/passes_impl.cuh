@@ -145,7 +145,8 @@ error:
 /* Explicit instances, used by kernels_*.cu.  Every integer sum runs in a
  * wrapping uint64_t (see to_accumulator); cr_type INT64 and UINT64 sums
  * share it.  CUB, the reference, is instantiated for NumPy's default
- * accumulators only: each instance costs seconds of build time. */
+ * accumulators of sum, min, max and mean only: each instance costs
+ * seconds of build time. */
 #define CR_INSTANTIATE(T, Acc, Op)                                         \
     template cr_status run_passes<T, Acc, Op>(                            \
         cr_method, const cr_plan *, const void *, void *, cudaStream_t,   \
@@ -160,10 +161,11 @@ error:
         const void *, int64_t, void *, size_t *, void *, cudaStream_t,    \
         cr_error *);
 
+/* double: the accumulator of an integer mean (NumPy's), so CUB too. */
 #define CR_INSTANTIATE_SUM_INTEGER(T)                                      \
     CR_INSTANTIATE_WITH_CUB(T, uint64_t, SumOp<uint64_t>)                  \
     CR_INSTANTIATE(T, float, SumOp<float>)                                 \
-    CR_INSTANTIATE(T, double, SumOp<double>)
+    CR_INSTANTIATE_WITH_CUB(T, double, SumOp<double>)
 
 /* Own: the default accumulator (float for float16); Other: the other. */
 #define CR_INSTANTIATE_SUM_FLOAT(T, Own, Other)                            \

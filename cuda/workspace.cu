@@ -4,16 +4,15 @@
  * one, and a steady caller allocates nothing. */
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 
 #include "check.cuh"
+#include "kept_list.cuh"
 #include "workspace.cuh"
 
 /* Blocks per SM the fast plan allows at most (2048 threads of 64). */
 #define CR_MAX_BLOCKS_PER_SM (2048 / CR_MIN_THREADS)
 
-static std::mutex free_list_lock;
-static cr_workspace *free_list = NULL;
+static kept_list<cr_workspace> kept_workspaces;
 
 static void
 destroy(cr_workspace *workspace)
@@ -72,16 +71,8 @@ cr_workspace_acquire(cr_workspace **workspace, cr_error *error)
     cr_status status = CR_OK;
     int device = 0;
     CR_CHECK(cudaGetDevice(&device));
-    {
-        std::lock_guard<std::mutex> guard(free_list_lock);
-        for (cr_workspace **link = &free_list; *link != NULL;
-             link = &(*link)->next) {
-            if ((*link)->device == device) {
-                *workspace = *link;
-                *link = (*link)->next;
-                return CR_OK;
-            }
-        }
+    if ((*workspace = kept_workspaces.take(device)) != NULL) {
+        return CR_OK;
     }
     return create(device, workspace, error);
 error:
@@ -95,18 +86,11 @@ cr_workspace_release(cr_workspace *workspace, int healthy)
         destroy(workspace);
         return;
     }
-    std::lock_guard<std::mutex> guard(free_list_lock);
-    workspace->next = free_list;
-    free_list = workspace;
+    kept_workspaces.put(workspace);
 }
 
-extern "C" void
-cr_release_resources(void)
+void
+cr_workspace_release_all(void)
 {
-    std::lock_guard<std::mutex> guard(free_list_lock);
-    while (free_list != NULL) {
-        cr_workspace *workspace = free_list;
-        free_list = workspace->next;
-        destroy(workspace);
-    }
+    kept_workspaces.clear(destroy);
 }

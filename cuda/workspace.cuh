@@ -25,4 +25,7 @@ cr_status cr_workspace_acquire(cr_workspace **workspace, cr_error *error);
  * non-zero) is freed instead. */
 void cr_workspace_release(cr_workspace *workspace, int healthy);
 
+/* Frees every kept workspace (module teardown). */
+void cr_workspace_release_all(void);
+
 #endif /* CUDAREDUCE_WORKSPACE_CUH */

@@ -92,6 +92,7 @@ __all__ = [
     "PEERS", "REFERENCE_METHOD", "TARGET_SECONDS", "WARMUP", "Results",
     "compare",
     "comparison_ratios", "format_comparison", "measure_latency",
+    "run_host", "format_host",
     "choose_reps", "device_info", "format_group", "format_table",
     "group_results", "is_correct", "is_peer", "is_reference",
     "ladder_timer", "load_peer",
@@ -1357,6 +1358,151 @@ def format_comparison(comparison: Mapping[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------------
+# Host arrays (``--host``): the whole call, NumPy array in, result out
+
+#: Sizes and dtypes of ``--host``.
+HOST_SIZES = tuple(1 << k for k in range(20, 29, 2))
+HOST_DTYPES = ("float32", "int32")
+#: Wall time each figure of ``--host`` aims at, and its reps' bounds.
+HOST_TARGET_SECONDS = 0.3
+HOST_MIN_REPS, HOST_MAX_REPS = 3, 50
+#: Bytes of the pinned host-to-device copy that sets the ceiling.
+HOST_COPY_BYTES = 256 << 20
+
+
+def _wall_median_ms(call: Callable[[], Any]) -> tuple[float, Any]:
+    """(median wall ms of `call()`, its last value): one warm-up call, a
+    pilot, then enough reps for about ``HOST_TARGET_SECONDS``."""
+    value = call()
+    start = time.perf_counter()
+    value = call()
+    pilot = time.perf_counter() - start
+    reps = int(min(HOST_MAX_REPS, max(HOST_MIN_REPS,
+                                      HOST_TARGET_SECONDS / max(pilot, 1e-9))))
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        value = call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3, value
+
+
+def _host_calls(ordinal: int) -> dict[str, Callable[[np.ndarray], Any]]:
+    """The calls ``--host`` times, by name: ours, NumPy's, and the peers'
+    (when they import and see a GPU), each returning a Python number."""
+    calls: dict[str, Callable[[np.ndarray], Any]] = {
+        "cudareduce.sum(a)": lambda a: cudareduce.sum(a).item(),
+        "numpy.sum(a)": lambda a: np.sum(a).item(),
+    }
+    try:
+        import torch  # noqa: PLC0415 - optional dependency
+        if torch.cuda.is_available():
+            device = torch.device("cuda", ordinal)
+            calls["torch.from_numpy(a).cuda().sum().item()"] = (
+                lambda a: torch.from_numpy(a).to(device).sum().item())
+    except ImportError:
+        pass
+    try:
+        import cupy  # noqa: PLC0415 - optional dependency
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            calls["cupy.asarray(a).sum().item()"] = (
+                lambda a: cupy.asarray(a).sum().item())
+    except Exception:  # noqa: BLE001 - not importable, or no device
+        pass
+    return calls
+
+
+def run_host(sizes: Iterable[int] = HOST_SIZES,
+             dtypes: Iterable[str] = HOST_DTYPES, progress: bool = True,
+             *, seed: int | None = None) -> dict:
+    """What ``--host`` measures: the wall time of a whole call on a NumPy
+    array (the copy to the GPU included, the result back on the host) for
+    cudareduce, ``numpy.sum`` and the peers, and the pinned host-to-device
+    copy bandwidth of the same run as the ceiling.
+
+    Returns
+    -------
+    dict
+        ``{"device": {...}, "pinned_gbps": float, "results": [{"call",
+        "dtype", "n", "median_ms", "gbps", "correct"}]}``; ``gbps`` is
+        array bytes / median wall time.
+    """
+    info = _cudareduce.device_info()
+    copy_ms = statistics.median(_cudareduce.time_copy(HOST_COPY_BYTES, 10,
+                                                      True))
+    pinned_gbps = HOST_COPY_BYTES / (copy_ms * 1e-3) / 1e9
+    calls = _host_calls(info["ordinal"])
+    sizes, dtypes = list(sizes), list(dtypes)
+    rng = np.random.default_rng(seed)
+    results = []
+    bar = _Progress(len(sizes) * len(dtypes) * len(calls), progress)
+    try:
+        for dtype in dtypes:
+            for n in sizes:
+                a = random_array(rng, n, dtype)
+                reference, abs_sum = reference_sum(a)
+                tol = tolerance(dtype, n, abs_sum)
+                for name, call in calls.items():
+                    median_ms, value = _wall_median_ms(lambda: call(a))
+                    results.append({
+                        "call": name, "dtype": dtype, "n": n,
+                        "median_ms": median_ms,
+                        "gbps": a.nbytes / (median_ms * 1e-3) / 1e9,
+                        "correct": is_correct(value, reference, tol, dtype)})
+                    bar.step(f"{dtype} n={_short_n(n)} {name}")
+                del a
+    finally:
+        bar.close()
+    return {"device": {k: info[k] for k in ("name", "sm_count")},
+            "pinned_gbps": pinned_gbps, "results": results}
+
+
+def format_host(document: Mapping[str, Any]) -> str:
+    """The ``--host`` report: per dtype, effective GB/s of each call by n,
+    then the targets of 2^28 float32 (1 GiB) as ratios."""
+    dev = document["device"]
+    pinned = document["pinned_gbps"]
+    lines = [f"Host arrays on {dev['name']}: effective GB/s = array bytes / "
+             f"wall time of the whole call (result on the host); pinned "
+             f"host-to-device copy {pinned:,.1f} GB/s"]
+    results = document["results"]
+    calls = list(dict.fromkeys(r["call"] for r in results))
+    for dtype in dict.fromkeys(r["dtype"] for r in results):
+        rows = [r for r in results if r["dtype"] == dtype]
+        cells = []
+        for n in sorted({r["n"] for r in rows}):
+            by_call = {r["call"]: r for r in rows if r["n"] == n}
+            mib = n * np.dtype(dtype).itemsize / 2**20
+            cells.append([_short_n(n), f"{mib:,.0f}"] + [
+                "-" if c not in by_call else
+                (f"{by_call[c]['gbps']:,.1f}" if by_call[c]["correct"]
+                 else "WRONG") for c in calls])
+        lines += ["", f"{dtype} (GB/s)"]
+        lines += _render(["n", "MiB"] + calls, cells)
+    big = [r for r in results if r["dtype"] == "float32"
+           and r["n"] == max(r2["n"] for r2 in results)]
+    ours = next((r for r in big if r["call"] == "cudareduce.sum(a)"), None)
+    if ours is not None and ours["correct"]:
+        lines += ["", f"Targets, float32 n = {_short_n(ours['n'])} "
+                      f"({ours['n'] * 4 / 2**30:g} GiB)"]
+        cells = []
+        for r in big:
+            if r is not ours and r["correct"]:
+                # The issue's targets are against numpy.sum and torch.
+                target = not r["call"].startswith("cupy")
+                ratio = r["median_ms"] / ours["median_ms"]
+                cells.append([f"cudareduce / {r['call']} (speed)",
+                              f"{ratio:.2f}×", ">= 4x" if target else "-",
+                              ("yes" if ratio >= 4 else "NO") if target
+                              else "-"])
+        share = ours["gbps"] / pinned
+        cells.append(["cudareduce / pinned copy (GB/s)", f"{share:.2f}×",
+                      ">= 0.70x", "yes" if share >= 0.7 else "NO"])
+        lines += _render(("ratio", "value", "target", "met"), cells)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
 # Command line
 
 
@@ -1393,6 +1539,11 @@ def _parser() -> argparse.ArgumentParser:
                         "torch.sum, cupy.sum select those peers")
     p.add_argument("--no-peers", action="store_true",
                    help="do not time torch.sum / cupy.sum")
+    p.add_argument("--host", action="store_true",
+                   help="time whole calls on NumPy arrays instead (the copy "
+                        "to the GPU included) beside numpy.sum, torch and "
+                        "cupy, 2^20..2^28 float32 and int32, under the "
+                        "pinned copy bandwidth")
     p.add_argument("--peers", action="store_true",
                    help="compare fast with cub, torch.sum and cupy.sum "
                         "instead: GB/s ratios at 2^20, 2^22, 2^28, int32 "
@@ -1450,6 +1601,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         [args.n if args.n is not None else DEFAULT_N]
 
     prog = "cudareduce.bench"
+    if args.host:
+        if args.peers or args.methods or args.plot or args.no_peers:
+            parser.error("--host combines with --sizes, --json and --seed "
+                         "only")
+        try:
+            document = run_host(args.sizes or HOST_SIZES, seed=args.seed)
+        except cudareduce.CudaError as e:
+            print(f"{prog}: {e}", file=sys.stderr)
+            return 1
+        _print_table(format_host(document))
+        if args.json:
+            try:
+                with open(args.json, "w", encoding="utf-8") as f:
+                    json.dump(document, f, indent=1)
+            except OSError as e:
+                print(f"{prog}: {e}", file=sys.stderr)
+                return 1
+        return 0
     if args.peers and (args.no_peers or args.methods or args.n or args.sizes
                        or args.plot or args.dtype != DEFAULT_DTYPE):
         parser.error("--peers chooses its own methods, sizes and dtypes: "

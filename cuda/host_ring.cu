@@ -1,0 +1,121 @@
+/* host_ring.cu: the free list of host rings (see host_ring.cuh). */
+#include <cstdio>
+#include <cstdlib>
+
+#include "check.cuh"
+#include "kept_list.cuh"
+#include "host_ring.cuh"
+
+static kept_list<cr_host_ring> kept_rings;
+
+long
+cr_host_setting(const char *name, long fallback, long low, long high)
+{
+    const char *text = getenv(name);
+    if (text == NULL || *text == '\0') {
+        return fallback;
+    }
+    char *end = NULL;
+    long value = strtol(text, &end, 10);
+    return (*end == '\0' && value >= low && value <= high) ? value
+                                                           : fallback;
+}
+
+static void
+destroy(cr_host_ring *ring)
+{
+    if (ring->copy_stream != NULL) {
+        (void)cudaStreamSynchronize(ring->copy_stream);
+        (void)cudaStreamDestroy(ring->copy_stream);
+    }
+    for (int s = 0; s < CR_RING_MAX_SLOTS; s++) {
+        if (ring->staging[s] != NULL) {
+            (void)cudaFreeHost(ring->staging[s]);
+        }
+        if (ring->copied[s] != NULL) {
+            (void)cudaEventDestroy(ring->copied[s]);
+        }
+        if (ring->reduced[s] != NULL) {
+            (void)cudaEventDestroy(ring->reduced[s]);
+        }
+    }
+    if (ring->device_buffers != NULL) {
+        (void)cudaFree(ring->device_buffers);
+    }
+    if (ring->stager != NULL) {
+        cr_stager_destroy(ring->stager);
+    }
+    free(ring);
+}
+
+static cr_status
+create(int device, cr_host_ring **out, cr_error *error)
+{
+    cr_status status = CR_OK;
+    cr_host_ring *ring =
+        static_cast<cr_host_ring *>(calloc(1, sizeof(cr_host_ring)));
+    if (ring == NULL) {
+        error->cuda_code = 0;
+        snprintf(error->message, sizeof(error->message),
+                 "out of host memory for a host ring");
+        return CR_ERR_NO_MEMORY;
+    }
+    ring->device = device;
+    ring->chunk_bytes =
+        (size_t)cr_host_setting("CUDAREDUCE_HOST_CHUNK_MB", 16, 1, 4096) << 20;
+    ring->count = (int)cr_host_setting("CUDAREDUCE_HOST_BUFFERS", 3, 2,
+                               CR_RING_MAX_SLOTS);
+    status = cr_stager_create(
+        (int)cr_host_setting("CUDAREDUCE_HOST_THREADS", 8, 1, 64), &ring->stager,
+        error);
+    if (status != CR_OK) {
+        goto error;
+    }
+    CR_CHECK(cudaStreamCreateWithFlags(&ring->copy_stream,
+                                       cudaStreamNonBlocking));
+    CR_CHECK(cudaMalloc(&ring->device_buffers,
+                        ring->chunk_bytes * ring->count));
+    for (int s = 0; s < ring->count; s++) {
+        CR_CHECK(cudaHostAlloc(&ring->staging[s], ring->chunk_bytes,
+                               cudaHostAllocDefault));
+        CR_CHECK(cudaEventCreateWithFlags(&ring->copied[s],
+                                          cudaEventDisableTiming));
+        CR_CHECK(cudaEventCreateWithFlags(&ring->reduced[s],
+                                          cudaEventDisableTiming));
+    }
+    *out = ring;
+    return CR_OK;
+error:
+    destroy(ring);
+    return status;
+}
+
+cr_status
+cr_host_ring_acquire(cr_host_ring **ring, cr_error *error)
+{
+    cr_status status = CR_OK;
+    int device = 0;
+    CR_CHECK(cudaGetDevice(&device));
+    if ((*ring = kept_rings.take(device)) != NULL) {
+        return CR_OK;
+    }
+    return create(device, ring, error);
+error:
+    return status;
+}
+
+void
+cr_host_ring_release(cr_host_ring *ring, int healthy)
+{
+    if (!healthy) {
+        destroy(ring);
+        return;
+    }
+    kept_rings.put(ring);
+}
+
+void
+cr_host_ring_release_all(void)
+{
+    kept_rings.clear(destroy);
+}

@@ -1,0 +1,53 @@
+/* host_ring.cuh: what a host array's reduction streams through, kept
+ * between calls.
+ *
+ * A ring of `count` pinned staging buffers and as many device buffers of
+ * `chunk_bytes` each, a copy stream, and per slot an event for "copied to
+ * the device" and one for "reduced"; plus the staging threads.  Device
+ * memory for a host call is the ring, whatever n.  Sizes come from the
+ * environment when a ring is created:
+ *   CUDAREDUCE_HOST_CHUNK_MB   chunk size in MiB (default 16)
+ *   CUDAREDUCE_HOST_BUFFERS    ring slots, 2 to 16 (default 3)
+ *   CUDAREDUCE_HOST_THREADS    staging threads, 1 to 64 (default 8)
+ * so a ring holds 3 x 16 MiB pinned and 3 x 16 MiB of device memory by
+ * default (the best of 8-32 MiB, 4-12 threads, 3-4 slots measured on an
+ * H100 host, 1 GiB float32).  A call checks a ring out for itself (concurrent calls get
+ * their own); rings are kept per device and freed at module teardown. */
+#ifndef CUDAREDUCE_HOST_RING_CUH
+#define CUDAREDUCE_HOST_RING_CUH
+
+#include <cuda_runtime.h>
+
+#include "cudareduce.h"
+#include "host_stage.h"
+
+#define CR_RING_MAX_SLOTS 16
+
+typedef struct cr_host_ring {
+    struct cr_host_ring *next;
+    int device;
+    size_t chunk_bytes;
+    int count;
+    void *staging[CR_RING_MAX_SLOTS];           /* pinned */
+    unsigned char *device_buffers;              /* count * chunk_bytes */
+    cudaStream_t copy_stream;
+    cudaEvent_t copied[CR_RING_MAX_SLOTS];
+    cudaEvent_t reduced[CR_RING_MAX_SLOTS];
+    cr_stager *stager;
+} cr_host_ring;
+
+/* An integer from the environment variable `name` within [low, high],
+ * else `fallback`. */
+long cr_host_setting(const char *name, long fallback, long low, long high);
+
+/* Checks out a ring of the current device (a kept one, else a new one). */
+cr_status cr_host_ring_acquire(cr_host_ring **ring, cr_error *error);
+
+/* Checks it back in; one whose last use failed is freed instead, after its
+ * streams have drained. */
+void cr_host_ring_release(cr_host_ring *ring, int healthy);
+
+/* Frees every kept ring (module teardown). */
+void cr_host_ring_release_all(void);
+
+#endif /* CUDAREDUCE_HOST_RING_CUH */

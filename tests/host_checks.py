@@ -1,0 +1,178 @@
+"""Checks of host arrays through the ring, run by test_host_gpu.py in a fresh
+interpreter: ``python host_checks.py CASE SEED``.  Prints ``ok`` on success;
+any failure raises (non-zero exit)."""
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+
+import numpy as np
+
+import cudareduce
+
+DTYPES = tuple(np.dtype(d) for d in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+    np.uint32, np.uint64, np.float16, np.float32, np.float64))
+OPS = ("sum", "mean", "min", "max")
+METHODS = tuple(cudareduce.methods())
+CHUNK_BYTES = 1 << 20       # CUDAREDUCE_HOST_CHUNK_MB=1
+
+
+def integer_valued(rng, n, dtype) -> np.ndarray:
+    """Random values whose sums are exact in every accumulator: small
+    integers (0/1 for bool and float16, whose float32 sums stay exact)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    if dtype == np.float16:
+        return rng.integers(-1, 2, n).astype(dtype)
+    low = 0 if dtype.kind == "u" else -100
+    return rng.integers(low, 101, n).astype(dtype)
+
+
+def expected(op, a):
+    """NumPy's answer, computed exactly (float64 / int64 sums of small
+    integers) and cast as NumPy would."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if op == "sum":
+            return np.sum(a)
+        if op == "mean":
+            return np.mean(a, dtype=np.float64).astype(np.mean(a).dtype)
+        return getattr(np, op)(a)
+
+
+def check(op, a, methods, what):
+    want = expected(op, a)
+    if op == "sum" and a.dtype.kind == "f":
+        want = np.sum(a.astype(np.float64)).astype(want.dtype)
+    rtol = 1e-3 if want.dtype == np.float16 else 1e-6
+    for method in methods:
+        got = getattr(cudareduce, op)(a, method)
+        where = (what, method, got, want)
+        assert got.dtype == want.dtype, where
+        if op == "mean":
+            assert np.isclose(float(got), float(want), rtol=rtol, atol=0), \
+                where
+        else:
+            assert got == want, where
+
+
+def boundaries(rng):
+    for dtype in DTYPES:
+        chunk = CHUNK_BYTES // dtype.itemsize
+        for n in (1, chunk - 1, chunk, chunk + 1, 3 * chunk + 7):
+            a = integer_valued(rng, n, dtype)
+            for op in OPS:
+                check(op, a, METHODS, f"{op} {dtype} n={n}")
+
+
+def layouts(rng):
+    chunk = CHUNK_BYTES // 4
+    base = integer_valued(rng, 6 * chunk + 11, np.int32)
+    square = base[:2048 * 768].reshape(2048, 768)
+    views = {
+        "step 3": base[::3], "reversed": base[::-1], "offset": base[5:],
+        "transpose": square.T, "fortran": np.asfortranarray(square),
+        "column block": square[:, 100:700:7],
+        "negative 2-d": square[::-2, ::-3],
+        "broadcast": np.broadcast_to(base[:1000], (1500, 1000)),
+        "3-d": base[:60 * 70 * 80].reshape(60, 70, 80).transpose(2, 0, 1)
+        [::2],
+    }
+    for name, view in views.items():
+        assert view.base is not None or name == "fortran"
+        for op in OPS:
+            check(op, view, ("fast", "sequential", "cub"), f"{op} {name}")
+    for dtype in DTYPES:
+        strided = integer_valued(rng, 3 * chunk, dtype)[::2]
+        for op in OPS:
+            check(op, strided, ("fast",), f"{op} strided {dtype}")
+
+
+def threads(rng):
+    arrays = [integer_valued(rng, 2 * (CHUNK_BYTES // 8) + 1000 * k,
+                             np.int64) for k in range(8)]
+    sums = [int(np.sum(a)) for a in arrays]
+    failures = []
+    barrier = threading.Barrier(8)
+
+    def work(k):
+        barrier.wait()
+        for rep in range(20):
+            method = METHODS[(k + rep) % len(METHODS)]
+            got = int(cudareduce.sum(arrays[k], method))
+            if got != sums[k]:
+                failures.append((k, rep, method, got, sums[k]))
+
+    pool = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    assert not failures, failures[:5]
+
+
+def failure(rng):
+    """With the device memory taken before the first call, creating the
+    ring fails: a clear exception, nothing left allocated, and once the
+    memory is free the next call works."""
+    import cupy
+    a = integer_valued(rng, 5 * (CHUNK_BYTES // 4) + 3, np.int32)
+    want = int(np.sum(a))
+    cupy.cuda.runtime.deviceSynchronize()
+    free_before, _ = cupy.cuda.runtime.memGetInfo()
+    hogs = []
+    for size in (1 << 30, 1 << 26, 1 << 20, 1 << 16):
+        while True:
+            try:
+                hogs.append(cupy.cuda.runtime.malloc(size))
+            except cupy.cuda.runtime.CUDARuntimeError:
+                break
+    try:
+        for method in ("fast", "multi_element", "cub"):
+            try:
+                cudareduce.sum(a, method)
+            except (MemoryError, cudareduce.CudaError) as error:
+                print(f"{method}: {type(error).__name__}: {error}")
+            else:
+                raise AssertionError(f"{method}: no error without memory")
+    finally:
+        for ptr in hogs:
+            cupy.cuda.runtime.free(ptr)
+    cupy.cuda.runtime.deviceSynchronize()
+    free_after, _ = cupy.cuda.runtime.memGetInfo()
+    assert abs(free_before - free_after) < 4 << 20, (free_before, free_after)
+    for method in ("fast", "multi_element", "cub"):
+        assert int(cudareduce.sum(a, method)) == want
+        assert int(cudareduce.sum(a[::2], method)) == int(np.sum(a[::2]))
+
+
+def defaults(rng):
+    for n in (1000, (1 << 20) // 4, (1 << 20) // 4 + 1, 20 * (1 << 20) + 3):
+        a = integer_valued(rng, n, np.float32)
+        check("sum", a, ("fast", "cub"), f"default ring n={n}")
+        check("max", a[::-1], ("multi_element",), f"default ring n={n}")
+
+
+def larger_than_device(rng):
+    """Most of the device memory taken first, then a host array larger than
+    what is left: only the ring's chunks are on the device at a time."""
+    import cupy
+    free, total = cupy.cuda.runtime.memGetInfo()
+    placeholder = cupy.cuda.runtime.malloc(free - (3 << 30))
+    try:
+        pattern = rng.integers(-3, 4, 1 << 24).astype(np.int8)
+        a = np.resize(pattern, 5 << 30)          # 5 GiB > the 3 GiB left
+        want = int(np.sum(pattern, dtype=np.int64)) * (5 << 30 >> 24)
+        assert int(cudareduce.sum(a)) == want
+        assert int(cudareduce.sum(a, "multi_element")) == want
+    finally:
+        cupy.cuda.runtime.free(placeholder)
+
+
+if __name__ == "__main__":
+    case, seed = sys.argv[1], int(sys.argv[2])
+    globals()[case](np.random.default_rng([seed, len(case)]))
+    print("ok")
