@@ -157,8 +157,8 @@ plan_device_layout(crpy_input *input, int ndim, const int64_t *shape,
 
 /* --- 1 and 4: host arrays ------------------------------------------------ */
 
-/* The layout of a host array as it is; 0, or -1 (no exception set) when
- * its strides overlap in a way the layout refuses. */
+/* The layout of a host array as it is (aligned, so its strides are
+ * multiples of the item size); 0, or -1 with ValueError. */
 static int
 plan_host_layout(PyArrayObject *array, crpy_input *input)
 {
@@ -170,8 +170,12 @@ plan_host_layout(PyArrayObject *array, crpy_input *input)
         shape[d] = (int64_t)PyArray_DIM(array, d);
         strides[d] = (int64_t)PyArray_STRIDE(array, d);
     }
-    return cr_plan_layout(ndim, shape, strides, (size_t)PyArray_ITEMSIZE(array),
-                          &input->layout, &failure) == CR_OK ? 0 : -1;
+    if (cr_plan_layout(ndim, shape, strides, (size_t)PyArray_ITEMSIZE(array),
+                       &input->layout, &failure) != CR_OK) {
+        PyErr_Format(PyExc_ValueError, "array: %s", failure.message);
+        return -1;
+    }
+    return 0;
 }
 
 static int
@@ -183,37 +187,35 @@ acquire_host(PyObject *obj, crpy_input *input)
         return -1;
     }
     input->dtype = crpy_lookup_dtype(PyArray_DESCR(given));
-    if (input->dtype != NULL) {
-        /* Native byte order and aligned: read in place, whatever the
-         * strides (the host ring gathers strided data chunk by chunk, so a
-         * view is never copied whole first); else a converted copy. */
-        input->owner = PyArray_FROM_OTF((PyObject *)given,
-                                        input->dtype->typenum,
-                                        NPY_ARRAY_ALIGNED);
+    if (input->dtype == NULL) {
+        goto error;
+    }
+    if (PyArray_SIZE(given) > CR_MAX_ELEMENTS) {
+        /* A broadcast view can be that big; a copy of it cannot. */
+        PyErr_Format(PyExc_ValueError, "the array has %zd elements; "
+                     "cudareduce reduces at most 2^62",
+                     (Py_ssize_t)PyArray_SIZE(given));
+        goto error;
+    }
+    /* Native byte order and aligned: read in place, whatever the strides
+     * (the host ring gathers strided data chunk by chunk, so a view is
+     * never copied whole first); else a converted copy. */
+    input->owner = PyArray_FROM_OTF((PyObject *)given, input->dtype->typenum,
+                                    NPY_ARRAY_ALIGNED);
+    if (input->owner == NULL
+        || plan_host_layout((PyArrayObject *)input->owner, input) < 0) {
+        goto error;
     }
     Py_DECREF(given);
-    if (input->owner == NULL) {
-        return -1;
-    }
-    if (plan_host_layout((PyArrayObject *)input->owner, input) < 0) {
-        /* Overlapping strides (as_strided): a C-contiguous copy. */
-        PyObject *copy = PyArray_FROM_OTF(input->owner, input->dtype->typenum,
-                                          NPY_ARRAY_IN_ARRAY
-                                          | NPY_ARRAY_ENSURECOPY);
-        Py_SETREF(input->owner, copy);
-        if (copy == NULL) {
-            return -1;
-        }
-        if (plan_host_layout((PyArrayObject *)copy, input) < 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "the array's layout cannot be reduced");
-            return -1;
-        }
-    }
     input->location = CR_HOST;
     input->data = PyArray_DATA((PyArrayObject *)input->owner);
     input->n = input->layout.n;
     return 0;
+
+error:
+    Py_CLEAR(input->owner);
+    Py_DECREF(given);
+    return -1;
 }
 
 /* --- 2: __cuda_array_interface__ ------------------------------------------ */
@@ -584,6 +586,11 @@ void
 crpy_release_input(crpy_input *input)
 {
     if (input->dl_managed != NULL) {
+        /* The producer's deleter may run Python code (a ctypes or cffi
+         * callback), which must not start with an exception set: the
+         * caller's error is kept aside meanwhile. */
+        PyObject *pending_type, *pending_value, *pending_traceback;
+        PyErr_Fetch(&pending_type, &pending_value, &pending_traceback);
         if (input->dl_versioned) {
             dl_managed_tensor_versioned *managed = input->dl_managed;
             if (managed->deleter != NULL) {
@@ -597,6 +604,7 @@ crpy_release_input(crpy_input *input)
             }
         }
         input->dl_managed = NULL;
+        PyErr_Restore(pending_type, pending_value, pending_traceback);
     }
     Py_CLEAR(input->owner);
 }

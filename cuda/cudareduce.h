@@ -152,10 +152,11 @@ typedef struct {
 } cr_layout;
 
 /* Checks and simplifies a layout (strides NULL: C-contiguous).  Refuses,
- * with CR_ERR_INVALID and a message: a negative extent, a size that
- * overflows, strides not a multiple of the item size, and strides under
- * which distinct elements overlap (stride 0, broadcasting, is allowed).
- * Plain C: no CUDA call. */
+ * with CR_ERR_INVALID and a message: a negative extent, a size or span
+ * that overflows, strides not a multiple of the item size.  Strides under
+ * which distinct index positions share memory (broadcasting, as_strided
+ * views) are valid: each position is an element, as in NumPy.  Plain C:
+ * no CUDA call. */
 cr_status cr_plan_layout(int ndim, const int64_t *shape,
                          const int64_t *strides, size_t itemsize,
                          cr_layout *layout, cr_error *error);

@@ -290,19 +290,16 @@ cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
         layout->strides[k] = stride;
         layout->shape[k] = shape[d];
     }
-    /* Distinct elements must not overlap: from the innermost dimension
-     * out, each (non-broadcast) stride must step over everything inside
-     * it.  Broadcast dimensions (stride 0) sort innermost. */
-    int64_t extent = item;
-    for (int k = layout->ndim - 1; k >= 0; k--) {
-        if (layout->strides[k] == 0) {
-            continue;
+    /* The bytes spanned must fit.  Strides under which distinct index
+     * positions share memory (broadcasting, or as_strided views) are a
+     * valid read-only view: every position counts, as in NumPy. */
+    int64_t span = item;
+    for (int k = 0; k < layout->ndim; k++) {
+        const int64_t reach = (layout->shape[k] - 1) * layout->strides[k];
+        if (reach > INT64_MAX - span) {
+            return plan_error(error, "strides overflow");
         }
-        if (layout->strides[k] < extent) {
-            return plan_error(error, "strides make distinct elements "
-                                     "overlap");
-        }
-        extent = layout->strides[k] * layout->shape[k];
+        span += reach;
     }
     /* Merge a dimension into the one outside it where they are one run. */
     int merged = 0;

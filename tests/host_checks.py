@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import sys
 import threading
-import warnings
 
 import numpy as np
 
 import cudareduce
+from exact_data import integer_values, numpy_answer, same
 
 DTYPES = tuple(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
@@ -19,58 +19,25 @@ METHODS = tuple(cudareduce.methods())
 CHUNK_BYTES = 1 << 20       # CUDAREDUCE_HOST_CHUNK_MB=1
 
 
-def integer_valued(rng, n, dtype) -> np.ndarray:
-    """Random values whose sums are exact in every accumulator: small
-    integers (0/1 for bool and float16, whose float32 sums stay exact)."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, n).astype(bool)
-    if dtype == np.float16:
-        return rng.integers(-1, 2, n).astype(dtype)
-    low = 0 if dtype.kind == "u" else -100
-    return rng.integers(low, 101, n).astype(dtype)
-
-
-def expected(op, a):
-    """NumPy's answer, computed exactly (float64 / int64 sums of small
-    integers) and cast as NumPy would."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        if op == "sum":
-            return np.sum(a)
-        if op == "mean":
-            return np.mean(a, dtype=np.float64).astype(np.mean(a).dtype)
-        return getattr(np, op)(a)
-
-
 def check(op, a, methods, what):
-    want = expected(op, a)
-    if op == "sum" and a.dtype.kind == "f":
-        want = np.sum(a.astype(np.float64)).astype(want.dtype)
-    rtol = 1e-3 if want.dtype == np.float16 else 1e-6
+    want = numpy_answer(op, a)
     for method in methods:
         got = getattr(cudareduce, op)(a, method)
-        where = (what, method, got, want)
-        assert got.dtype == want.dtype, where
-        if op == "mean":
-            assert np.isclose(float(got), float(want), rtol=rtol, atol=0), \
-                where
-        else:
-            assert got == want, where
+        assert same(op, got, want), (what, method, got, want)
 
 
 def boundaries(rng):
     for dtype in DTYPES:
         chunk = CHUNK_BYTES // dtype.itemsize
         for n in (1, chunk - 1, chunk, chunk + 1, 3 * chunk + 7):
-            a = integer_valued(rng, n, dtype)
+            a = integer_values(rng, n, dtype)
             for op in OPS:
                 check(op, a, METHODS, f"{op} {dtype} n={n}")
 
 
 def layouts(rng):
     chunk = CHUNK_BYTES // 4
-    base = integer_valued(rng, 6 * chunk + 11, np.int32)
+    base = integer_values(rng, 6 * chunk + 11, np.int32)
     square = base[:2048 * 768].reshape(2048, 768)
     views = {
         "step 3": base[::3], "reversed": base[::-1], "offset": base[5:],
@@ -86,13 +53,13 @@ def layouts(rng):
         for op in OPS:
             check(op, view, ("fast", "sequential", "cub"), f"{op} {name}")
     for dtype in DTYPES:
-        strided = integer_valued(rng, 3 * chunk, dtype)[::2]
+        strided = integer_values(rng, 3 * chunk, dtype)[::2]
         for op in OPS:
             check(op, strided, ("fast",), f"{op} strided {dtype}")
 
 
 def threads(rng):
-    arrays = [integer_valued(rng, 2 * (CHUNK_BYTES // 8) + 1000 * k,
+    arrays = [integer_values(rng, 2 * (CHUNK_BYTES // 8) + 1000 * k,
                              np.int64) for k in range(8)]
     sums = [int(np.sum(a)) for a in arrays]
     failures = []
@@ -119,7 +86,7 @@ def failure(rng):
     ring fails: a clear exception, nothing left allocated, and once the
     memory is free the next call works."""
     import cupy
-    a = integer_valued(rng, 5 * (CHUNK_BYTES // 4) + 3, np.int32)
+    a = integer_values(rng, 5 * (CHUNK_BYTES // 4) + 3, np.int32)
     want = int(np.sum(a))
     cupy.cuda.runtime.deviceSynchronize()
     free_before, _ = cupy.cuda.runtime.memGetInfo()
@@ -151,7 +118,7 @@ def failure(rng):
 
 def defaults(rng):
     for n in (1000, (1 << 20) // 4, (1 << 20) // 4 + 1, 20 * (1 << 20) + 3):
-        a = integer_valued(rng, n, np.float32)
+        a = integer_values(rng, n, np.float32)
         check("sum", a, ("fast", "cub"), f"default ring n={n}")
         check("max", a[::-1], ("multi_element",), f"default ring n={n}")
 

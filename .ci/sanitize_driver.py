@@ -1,0 +1,168 @@
+"""The work that .ci/sanitize runs under each compute-sanitizer tool.
+
+Usage: python3 .ci/sanitize_driver.py --tool TOOL [--sizes N,N,...]
+       python3 .ci/sanitize_driver.py --preflight
+
+Reduces integer-valued data with every method x operator x dtype (9 x 4 x
+12 = 432 combinations), over the sizes and input kinds of the tool's
+profile below, and checks every result against NumPy's (exact; mean to a
+relative 1e-6, 2e-3 for float16: one float16 ulp).  For each combination
+the size runs through the profile's list, while the input kind and the
+threads per block (64 to 1024) rotate with it, so that every combination
+meets several kinds and block sizes (unroll_complete is a template per
+block size).
+
+Input kinds
+    device           a CuPy array of exactly n elements, in an allocation of
+                     its own (CuPy's pool is off: each array is one
+                     cudaMalloc of its size, so that memcheck sees a read
+                     past the end as out of bounds, and initcheck a read of
+                     bytes never written);
+    device-offset    elements 1..n of an allocation of n + 1: a start off
+                     the 16-byte boundary (the fast method's head), the end
+                     at the end of the allocation;
+    device-strided   every other element, backwards, of 2n - 1 (the first
+                     one read is the allocation's last): the gather kernel,
+                     negative strides;
+    host             a NumPy array (through the pinned host ring);
+    host-strided     a backwards strided NumPy view (the ring's gather).
+
+Device inputs are made with cupy.asarray from host data (a copy: every
+byte initialized), never by a CuPy kernel.  Prints one line starting with
+"sanitize_driver:" and exits 0 when every result was right, 1 otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+# The exact data and NumPy's answers of the GPU tests.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from exact_data import integer_values, numpy_answer, same  # noqa: E402
+
+ALL_SIZES = (1, 31, 33, 1000, 4097, (1 << 20) + 3)
+DEVICE_KINDS = ("device", "device-offset", "device-strided")
+ALL_KINDS = DEVICE_KINDS + ("host", "host-strided")
+OPS = ("sum", "mean", "min", "max")
+THREADS = (64, 128, 256, 512, 1024)
+DTYPES = tuple(np.dtype(d) for d in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+    np.uint32, np.uint64, np.float16, np.float32, np.float64))
+
+# What each tool checks, and the work it gets (see .ci/sanitize):
+PROFILES = {
+    # Out-of-bounds and misaligned global/shared accesses, API misuse,
+    # device-side leaks: every size, every kind (host ones included: the
+    # ring's copies and chunk reductions).  2592 calls.
+    "memcheck": {"sizes": ALL_SIZES, "kinds": ALL_KINDS},
+    # Reads of device memory never written: every size, every kind.
+    "initcheck": {"sizes": ALL_SIZES, "kinds": ALL_KINDS},
+    # Shared-memory hazards inside a block, and between the fast method's
+    # blocks and its last block: sizes that give one block, a few, and
+    # many at every block size; device kinds (the host path launches the
+    # same kernels).  Racecheck is the slowest tool, and a race does not
+    # need a million elements to show.  1296 calls.
+    "racecheck": {"sizes": (33, 4097, 70_001), "kinds": DEVICE_KINDS},
+    # __syncthreads/__syncwarp misuse (divergent barriers): as racecheck.
+    "synccheck": {"sizes": (33, 4097, 70_001), "kinds": DEVICE_KINDS},
+}
+
+
+
+
+
+
+
+
+def make_input(cupy, kind, host_wide, n):
+    """(the input, its host twin) for `kind`, from max(2n - 1, n + 1) host
+    values."""
+    if kind == "device":
+        return cupy.asarray(host_wide[:n]), host_wide[:n]
+    if kind == "device-offset":
+        return cupy.asarray(host_wide[:n + 1])[1:], host_wide[1:n + 1]
+    if kind == "device-strided":
+        return cupy.asarray(host_wide)[::-2], host_wide[::-2]
+    if kind == "host":
+        return host_wide[:n].copy(), host_wide[:n]
+    if kind == "host-strided":
+        return host_wide[::-2], host_wide[::-2]
+    raise ValueError(kind)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tool", choices=sorted(PROFILES))
+    parser.add_argument("--sizes", help="comma-separated, replaces the "
+                        "profile's sizes")
+    parser.add_argument("--preflight", action="store_true",
+                        help="check the imports and the device, no work")
+    args = parser.parse_args()
+    import cudareduce
+    import cupy
+    if args.preflight:
+        info = cudareduce._cudareduce.device_info()
+        print(f"sanitize_driver: preflight: cudareduce "
+              f"{cudareduce.__version__} from {cudareduce.__file__}; "
+              f"CuPy {cupy.__version__}; {info['name']}")
+        return 0
+    if args.tool is None:
+        parser.error("--tool or --preflight")
+    profile = PROFILES[args.tool]
+    sizes = (tuple(int(s) for s in args.sizes.split(","))
+             if args.sizes else profile["sizes"])
+    kinds = profile["kinds"]
+    # No pool: one cudaMalloc per array, of its exact size (see above).
+    cupy.cuda.set_allocator(None)
+    methods = tuple(cudareduce.methods())
+    rng = np.random.default_rng(8)
+    wrong = []
+    calls = 0
+    seen = set()
+    start = time.perf_counter()
+    for d, dtype in enumerate(DTYPES):
+        for s, n in enumerate(sizes):
+            host_wide = integer_values(rng, max(2 * n - 1, n + 1), dtype)
+            made = {}
+            for m, method in enumerate(methods):
+                for o, op in enumerate(OPS):
+                    combo = (m * len(OPS) + o) * len(DTYPES) + d
+                    kind = kinds[(combo + s) % len(kinds)]
+                    threads = THREADS[(combo * 3 + s) % len(THREADS)]
+                    if kind not in made:
+                        made[kind] = make_input(cupy, kind, host_wide, n)
+                    obj, twin = made[kind]
+                    want = numpy_answer(op, twin)
+                    got = getattr(cudareduce, op)(obj, method,
+                                                  threads=threads)
+                    calls += 1
+                    seen.add((method, op, dtype.name))
+                    if not same(op, got, want):
+                        wrong.append(f"{method} {op} {dtype} n={n} {kind} "
+                                     f"t{threads}: got {got!r}, NumPy "
+                                     f"{want!r}")
+            del made
+            cupy.cuda.runtime.deviceSynchronize()
+    elapsed = time.perf_counter() - start
+    # Free every device array before the interpreter exits, so that
+    # memcheck's leak check sees only what the library itself keeps (its
+    # host ring and workspaces, freed when the module is torn down).
+    gc.collect()
+    cupy.cuda.runtime.deviceSynchronize()
+    expected = len(methods) * len(OPS) * len(DTYPES)
+    status = "ok" if not wrong and len(seen) == expected else "FAILED"
+    print(f"sanitize_driver: {args.tool}: {status}: {calls} calls, "
+          f"{len(seen)}/{expected} method x op x dtype combinations, sizes "
+          f"{list(sizes)}, kinds {list(kinds)}, in {elapsed:.1f} s"
+          + (f"; {len(wrong)} wrong, first: {wrong[:3]}" if wrong else ""),
+          flush=True)
+    return 0 if status == "ok" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

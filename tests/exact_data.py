@@ -1,0 +1,48 @@
+"""Random data whose reductions are exact, and NumPy's answer for it: shared
+by the GPU checks (host_checks.py, test_reliability_gpu.py,
+test_parse_properties.py) and .ci/sanitize_driver.py."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+
+def integer_values(rng, n, dtype) -> np.ndarray:
+    """Values whose sums are exact in every accumulator: 0/1 for bool,
+    -1..1 for float16 (its float32 accumulation stays exact and is rounded
+    once to the float16 result), small integers otherwise."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    if dtype == np.float16:
+        return rng.integers(-1, 2, n).astype(dtype)
+    low = 0 if dtype.kind == "u" else -100
+    return rng.integers(low, 101, n).astype(dtype)
+
+
+def numpy_answer(op, a):
+    """NumPy's result for the host array `a` of integer values, computed
+    exactly (float sums in float64, rounded once to NumPy's dtype)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if op == "sum":
+            want = np.sum(a)
+            if a.dtype.kind == "f":
+                want = np.sum(a.astype(np.float64)).astype(want.dtype)
+            return want
+        if op == "mean":
+            return np.mean(a, dtype=np.float64).astype(np.mean(a).dtype)
+        return getattr(np, op)(a)
+
+
+def same(op, got, want) -> bool:
+    """Whether `got` is `want`: same type, equal (a mean within rounding:
+    its division happens in another order than NumPy's)."""
+    if type(got) is not type(want):
+        return False
+    if op == "mean":
+        rtol = 2e-3 if want.dtype == np.float16 else 1e-6
+        return bool(np.isclose(float(got), float(want), rtol=rtol, atol=0,
+                               equal_nan=True))
+    return bool(got == want)
