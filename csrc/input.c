@@ -495,7 +495,9 @@ acquire_dlpack_device(PyObject *obj, int stream_given, uintptr_t stream,
     }
     if (tensor->strides != NULL) {
         for (int d = 0; d < tensor->ndim; d++) {
-            int64_t s = tensor->strides[d];
+            /* A dimension of size 0 or 1 is never stepped along: its
+             * stride is meaningless (CuPy exports any value there). */
+            int64_t s = tensor->shape[d] > 1 ? tensor->strides[d] : 0;
             if (s > INT64_MAX / 8 || s < INT64_MIN / 8) {
                 PyErr_SetString(PyExc_ValueError, "DLPack strides overflow");
                 return -1;

@@ -54,10 +54,6 @@ PROPERTY_SETTINGS = settings(
                            HealthCheck.function_scoped_fixture])
 
 
-
-
-
-
 # --- random NumPy layouts -----------------------------------------------------
 
 @st.composite
@@ -283,7 +279,8 @@ def test_damaged_cai_dicts_name_their_damage(device_error, case, damage, op):
     if device_error is None and damage is None and n > 0:
         # This dict reaches CUDA: no fake stream handle there (CUDA would
         # dereference it); the per-thread default stream instead.
-        d = {**d, "stream": 2} if d.get("stream", 1) > 2 else d
+        stream = d.get("stream")
+        d = {**d, "stream": 2} if stream is not None and stream > 2 else d
     if damage is not None:
         change, error, message = DAMAGES[damage]
         d = change(d, item)

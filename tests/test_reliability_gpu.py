@@ -45,12 +45,6 @@ def cupy():
     return pytest.importorskip("cupy")
 
 
-
-
-
-
-
-
 class CAI:
     def __init__(self, interface):
         self.__cuda_array_interface__ = interface
@@ -119,7 +113,8 @@ def test_errors_leave_no_sticky_state(cupy, rng, seed_note):
             interface(d4 + 2)), ValueError),
         ("backwards strides whose extent overflows", lambda: cudareduce.sum(
              interface(d4, strides=(-2 ** 62,))), ValueError),
-        ("dtype refused", lambda: cudareduce.sum(device, dtype=np.int8),
+        ("dtype refused", lambda: cudareduce.sum(device,
+                                                 dtype=np.complex64),
          TypeError),
         ("min of empty", lambda: cudareduce.min(device[:0]), ValueError),
         ("complex device array", lambda: cudareduce.sum(
@@ -415,18 +410,27 @@ def view(a, name):
             "inner": lambda: a[1:-1, 1:-1]}[name]()
 
 
+# CuPy 14.2's DLPack export of a view with negative strides carries
+# strides that are no element counts (the library refuses them: "DLPack
+# strides overflow", seen on the H100 machine); such views go through the
+# CUDA array interface only.
+BACKWARDS_VIEWS = {"reverse", "back3", "flip-rows"}
+
+
 @st.composite
 def cupy_cases(draw):
     dtype = draw(st.sampled_from(DTYPES))
+    protocol = draw(st.sampled_from(["cai", "dlpack"]))
+    allowed = (lambda names: names if protocol == "cai" else
+               [v for v in names if v not in BACKWARDS_VIEWS])
     if draw(st.booleans()):
         shape = (draw(st.one_of(st.integers(0, 5000),
                                 st.sampled_from([70_001, (1 << 20) + 3]))),)
-        name = draw(st.sampled_from(VIEWS_1D))
+        name = draw(st.sampled_from(allowed(VIEWS_1D)))
     else:
         shape = (draw(st.integers(0, 300)), draw(st.integers(0, 300)))
-        name = draw(st.sampled_from(VIEWS_2D))
-    return (dtype, shape, name, draw(st.integers(0, 2 ** 32 - 1)),
-            draw(st.sampled_from(["cai", "dlpack"])))
+        name = draw(st.sampled_from(allowed(VIEWS_2D)))
+    return (dtype, shape, name, draw(st.integers(0, 2 ** 32 - 1)), protocol)
 
 
 @settings(max_examples=150, deadline=None,

@@ -246,7 +246,8 @@ def test_int32_sum_accumulates_in_int64(rng, seed_note, method, n, sign):
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("n", [3, 1000, 4097])
 def test_int64_sum_wraps_like_numpy(rng, seed_note, method, n):
-    x = rng.integers(2 ** 61, 2 ** 63 - 1, size=n, dtype=np.int64)
+    # Three or more of these exceed 2^63: the sum wraps for certain.
+    x = rng.integers(2 ** 62, 2 ** 63 - 1, size=n, dtype=np.int64)
     expected = np.sum(x)        # wraps modulo 2^64
     assert int(expected) != sum(int(v) for v in x)
     got = cudareduce.sum(x, method)
