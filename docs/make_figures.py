@@ -24,11 +24,10 @@ times every method -- the seven ladder steps, ``fast`` (step 8) and
 Without a GPU, redraw the same files from recorded results (after a change
 to the plots, say)::
 
-    python docs/make_figures.py --from docs/figures/ladder.json --date 2026-11-22
+    python docs/make_figures.py --from docs/figures/ladder.json --date 2026-11-23
 
-A recorded run shows the methods it timed: the committed ``ladder.json``
-(2026-11-22) predates ``fast`` and ``cub``, so its figures and tables have
-neither; only a new GPU run adds them.
+A recorded run shows the methods it timed; the committed ``ladder.json`` is an
+NVIDIA H100 80GB HBM3 run of 2026-11-23 with every method and both peers.
 
 Options: ``--sizes`` (default ``2^10..2^28``), ``--out DIR`` (default the
 ``figures`` folder beside this script), ``--date`` (default: today for a

@@ -1276,12 +1276,12 @@ def test_results_repr_is_a_short_summary(results):
     assert " methods: 8 steps (interleaved_divergent .. fast); references " \
         "cub, torch.sum, cupy.sum\n" in text
     assert "64 results, 1 WRONG: unroll_complete (n=2^16)" in text
-    # the recorded H100 run predates fast and cub
+    # the recorded H100 run: every method and both peers at 19 sizes
     h100 = bench.Results.from_json(H100_PATH)
     assert "n = 2^10..2^28 (19 sizes)" in repr(h100)
-    assert " methods: 7 steps (interleaved_divergent .. multi_element); " \
-        "references torch.sum, cupy.sum\n" in repr(h100)
-    assert "171 results, all correct" in repr(h100)
+    assert " methods: 8 steps (interleaved_divergent .. fast); " \
+        "references cub, torch.sum, cupy.sum\n" in repr(h100)
+    assert "209 results, all correct" in repr(h100)
     one = h100.select(n=2**22, methods=["sequential", "cupy.sum"])
     assert "methods: sequential; references cupy.sum" in repr(one)
     assert "n = 2^22\n" in repr(one)
