@@ -8,8 +8,10 @@
 
 static kept_list<cr_host_ring> kept_rings;
 
-long
-cr_host_setting(const char *name, long fallback, long low, long high)
+/* An integer from the environment variable `name` within [low, high],
+ * else `fallback`. */
+static long
+setting(const char *name, long fallback, long low, long high)
 {
     const char *text = getenv(name);
     if (text == NULL || *text == '\0') {
@@ -62,12 +64,12 @@ create(int device, cr_host_ring **out, cr_error *error)
     }
     ring->device = device;
     ring->chunk_bytes =
-        (size_t)cr_host_setting("CUDAREDUCE_HOST_CHUNK_MB", 16, 1, 4096) << 20;
-    ring->count = (int)cr_host_setting("CUDAREDUCE_HOST_BUFFERS", 3, 2,
+        (size_t)setting("CUDAREDUCE_HOST_CHUNK_MB", 16, 1, 4096) << 20;
+    ring->count = (int)setting("CUDAREDUCE_HOST_BUFFERS", 3, 2,
                                CR_RING_MAX_SLOTS);
     status = cr_stager_create(
-        (int)cr_host_setting("CUDAREDUCE_HOST_THREADS", 8, 1, 64), &ring->stager,
-        error);
+        (int)setting("CUDAREDUCE_HOST_THREADS", 8, 1, 64),
+        &ring->stager, error);
     if (status != CR_OK) {
         goto error;
     }

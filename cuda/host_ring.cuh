@@ -11,8 +11,9 @@
  *   CUDAREDUCE_HOST_THREADS    staging threads, 1 to 64 (default 8)
  * so a ring holds 3 x 16 MiB pinned and 3 x 16 MiB of device memory by
  * default (the best of 8-32 MiB, 4-12 threads, 3-4 slots measured on an
- * H100 host, 1 GiB float32).  A call checks a ring out for itself (concurrent calls get
- * their own); rings are kept per device and freed at module teardown. */
+ * H100 host, 1 GiB float32).  A call checks a ring out for itself
+ * (concurrent calls get their own); rings are kept per device and freed at
+ * module teardown. */
 #ifndef CUDAREDUCE_HOST_RING_CUH
 #define CUDAREDUCE_HOST_RING_CUH
 
@@ -35,10 +36,6 @@ typedef struct cr_host_ring {
     cudaEvent_t reduced[CR_RING_MAX_SLOTS];
     cr_stager *stager;
 } cr_host_ring;
-
-/* An integer from the environment variable `name` within [low, high],
- * else `fallback`. */
-long cr_host_setting(const char *name, long fallback, long low, long high);
 
 /* Checks out a ring of the current device (a kept one, else a new one). */
 cr_status cr_host_ring_acquire(cr_host_ring **ring, cr_error *error);
