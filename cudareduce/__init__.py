@@ -91,7 +91,8 @@ def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int = DEFAULT_THREADS
 
 
 _INPUTS_DOC = """a : array_like
-        A NumPy array (reduced from host memory: copied to the device), a
+        A NumPy array of any layout (streamed to the device in chunks
+        through pinned buffers, each reduced as the next is copied), a
         device array exposing ``__cuda_array_interface__`` (CuPy, Numba,
         PyTorch CUDA tensors) or DLPack (JAX, PyTorch), read in place on
         the device (non-contiguous views are gathered on the device first),

@@ -1219,18 +1219,24 @@ LATENCY_WARMUP = 200
 LATENCY_REPS = 3000
 
 
+def _wall_times(call: Callable[[], Any], reps: int
+                ) -> tuple[list[float], Any]:
+    """(wall seconds of each of `reps` calls, the last call's value)."""
+    times = []
+    value = None
+    for _ in range(reps):
+        start = time.perf_counter()
+        value = call()
+        times.append(time.perf_counter() - start)
+    return times, value
+
+
 def _latency_us(call: Callable[[], Any]) -> float:
     """Median wall time of `call()` in µs, after ``LATENCY_WARMUP`` calls:
     the whole call, launch to result on the host."""
-    for _ in range(LATENCY_WARMUP):
-        call()
-    times = []
-    clock = time.perf_counter_ns
-    for _ in range(LATENCY_REPS):
-        start = clock()
-        call()
-        times.append(clock() - start)
-    return statistics.median(times) / 1e3
+    _wall_times(call, LATENCY_WARMUP)
+    times, _ = _wall_times(call, LATENCY_REPS)
+    return statistics.median(times) * 1e6
 
 
 def measure_latency(ordinal: int) -> dict[str, float]:
@@ -1373,17 +1379,11 @@ HOST_COPY_BYTES = 256 << 20
 def _wall_median_ms(call: Callable[[], Any]) -> tuple[float, Any]:
     """(median wall ms of `call()`, its last value): one warm-up call, a
     pilot, then enough reps for about ``HOST_TARGET_SECONDS``."""
-    value = call()
-    start = time.perf_counter()
-    value = call()
-    pilot = time.perf_counter() - start
+    call()
+    (pilot,), _ = _wall_times(call, 1)
     reps = int(min(HOST_MAX_REPS, max(HOST_MIN_REPS,
                                       HOST_TARGET_SECONDS / max(pilot, 1e-9))))
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        value = call()
-        times.append(time.perf_counter() - start)
+    times, value = _wall_times(call, reps)
     return statistics.median(times) * 1e3, value
 
 
