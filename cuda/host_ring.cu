@@ -65,10 +65,11 @@ create(int device, cr_host_ring **out, cr_error *error)
     ring->device = device;
     ring->chunk_bytes =
         (size_t)setting("CUDAREDUCE_HOST_CHUNK_MB", 16, 1, 4096) << 20;
-    ring->count = (int)setting("CUDAREDUCE_HOST_BUFFERS", 3, 2,
+    ring->count = (int)setting("CUDAREDUCE_HOST_BUFFERS", 4, 2,
                                CR_RING_MAX_SLOTS);
     status = cr_stager_create(
-        (int)setting("CUDAREDUCE_HOST_THREADS", 8, 1, 64),
+        (int)setting("CUDAREDUCE_HOST_THREADS",
+                     cr_stager_default_threads(), 1, 64),
         &ring->stager, error);
     if (status != CR_OK) {
         goto error;

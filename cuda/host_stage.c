@@ -1,17 +1,35 @@
 /* host_stage.c: the staging copy of host_stage.h, on a pthread pool.
  *
- * The caller publishes a job (a generation number under the lock), takes
- * part 0 itself, and waits until every worker has done its part.
+ * The caller publishes a job (a generation number), takes part 0 itself,
+ * and waits until every worker has done its part.  Workers and caller wait
+ * by spinning for a while before they block: a host call hands out a job
+ * every few hundred microseconds, and waking a blocked thread costs tens of
+ * microseconds on a virtual machine (on an H100 host, 1 GiB through 16 MiB
+ * chunks: 33-49 GB/s with blocking waits, 52-54 GB/s spinning).
  */
+#define _GNU_SOURCE             /* sched_getaffinity, CPU_COUNT */
+
 #include "host_stage.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Below this many bytes a part is not worth a thread's wake-up. */
 #define MIN_PART_BYTES (1 << 20)
+/* How long a waiter spins before it blocks: longer than the gap between
+ * two chunks of one call, short enough not to matter between calls. */
+#define SPIN_NS 2000000
+/* Spinning yields the CPU this often, so that a spinning thread never
+ * keeps a runnable one (another call's staging, say) off its CPU. */
+#define SPINS_PER_YIELD 64
+/* The default thread count's ceiling: more threads than this did not copy
+ * faster on the H100 host (16 CPUs). */
+#define DEFAULT_THREADS 12
 
 typedef struct {
     const char *base;
@@ -24,16 +42,47 @@ typedef struct {
 } stage_job;
 
 struct cr_stager {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock;       /* for blocked waiters only */
     pthread_cond_t start;
     pthread_cond_t done;
-    stage_job job;
-    unsigned long generation;
-    int pending;                /* workers still copying the job */
-    int quit;
+    stage_job job;              /* written before generation moves on */
+    atomic_ulong generation;
+    atomic_int pending;         /* workers still copying the job */
+    atomic_int quit;
     int workers;
     pthread_t *threads;
 };
+
+typedef struct {
+    struct timespec start;
+    unsigned rounds;
+} spin_state;
+
+static void
+spin_begin(spin_state *spin)
+{
+    clock_gettime(CLOCK_MONOTONIC, &spin->start);
+    spin->rounds = 0;
+}
+
+/* One round of a spin-wait; false once the wait should block instead. */
+static int
+spin_again(spin_state *spin)
+{
+    if (++spin->rounds % SPINS_PER_YIELD != 0) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+        return 1;
+    }
+    sched_yield();
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - spin->start.tv_sec) * 1000000000L
+           + (now.tv_nsec - spin->start.tv_nsec) < SPIN_NS;
+}
 
 /* Elements [first, first + count) of a strided layout to dst: the
  * multi-index of `first`, then an odometer over the dimensions. */
@@ -107,6 +156,26 @@ typedef struct {
     int part;
 } worker_arg;
 
+/* Waits until the generation is no longer `seen`, or quit. */
+static void
+wait_for_job(cr_stager *stager, unsigned long seen)
+{
+    spin_state spin;
+    spin_begin(&spin);
+    while (atomic_load(&stager->generation) == seen
+           && !atomic_load(&stager->quit)) {
+        if (!spin_again(&spin)) {
+            pthread_mutex_lock(&stager->lock);
+            while (atomic_load(&stager->generation) == seen
+                   && !atomic_load(&stager->quit)) {
+                pthread_cond_wait(&stager->start, &stager->lock);
+            }
+            pthread_mutex_unlock(&stager->lock);
+            return;
+        }
+    }
+}
+
 static void *
 worker(void *arg)
 {
@@ -114,26 +183,22 @@ worker(void *arg)
     const int part = ((worker_arg *)arg)->part;
     unsigned long seen = 0;
     free(arg);
-    pthread_mutex_lock(&stager->lock);
     for (;;) {
-        while (stager->generation == seen && !stager->quit) {
-            pthread_cond_wait(&stager->start, &stager->lock);
-        }
-        if (stager->quit) {
+        wait_for_job(stager, seen);
+        if (atomic_load(&stager->quit)) {
             break;
         }
-        seen = stager->generation;
-        stage_job job = stager->job;
-        pthread_mutex_unlock(&stager->lock);
-        if (part < job.parts) {
-            copy_part(&job, part);
+        seen = atomic_load(&stager->generation);
+        if (part < stager->job.parts) {
+            copy_part(&stager->job, part);
         }
-        pthread_mutex_lock(&stager->lock);
-        if (--stager->pending == 0) {
+        if (atomic_fetch_sub(&stager->pending, 1) == 1) {
+            /* Under the lock, so that a caller about to block sees it. */
+            pthread_mutex_lock(&stager->lock);
             pthread_cond_signal(&stager->done);
+            pthread_mutex_unlock(&stager->lock);
         }
     }
-    pthread_mutex_unlock(&stager->lock);
     return NULL;
 }
 
@@ -153,6 +218,9 @@ cr_stager_create(int threads, cr_stager **out, cr_error *error)
     if (stager == NULL) {
         return stager_error(error, "out of memory");
     }
+    atomic_init(&stager->generation, 0);
+    atomic_init(&stager->pending, 0);
+    atomic_init(&stager->quit, 0);
     pthread_mutex_init(&stager->lock, NULL);
     pthread_cond_init(&stager->start, NULL);
     pthread_cond_init(&stager->done, NULL);
@@ -186,7 +254,7 @@ void
 cr_stager_destroy(cr_stager *stager)
 {
     pthread_mutex_lock(&stager->lock);
-    stager->quit = 1;
+    atomic_store(&stager->quit, 1);
     pthread_cond_broadcast(&stager->start);
     pthread_mutex_unlock(&stager->lock);
     for (int w = 0; w < stager->workers; w++) {
@@ -215,14 +283,33 @@ cr_stager_copy(cr_stager *stager, const void *base, const cr_layout *layout,
     }
     pthread_mutex_lock(&stager->lock);
     stager->job = job;
-    stager->pending = stager->workers;
-    stager->generation++;
+    atomic_store(&stager->pending, stager->workers);
+    atomic_fetch_add(&stager->generation, 1);
     pthread_cond_broadcast(&stager->start);
     pthread_mutex_unlock(&stager->lock);
     copy_part(&job, 0);
-    pthread_mutex_lock(&stager->lock);
-    while (stager->pending > 0) {
-        pthread_cond_wait(&stager->done, &stager->lock);
+    spin_state spin;
+    spin_begin(&spin);
+    while (atomic_load(&stager->pending) > 0) {
+        if (!spin_again(&spin)) {
+            pthread_mutex_lock(&stager->lock);
+            while (atomic_load(&stager->pending) > 0) {
+                pthread_cond_wait(&stager->done, &stager->lock);
+            }
+            pthread_mutex_unlock(&stager->lock);
+            break;
+        }
     }
-    pthread_mutex_unlock(&stager->lock);
+}
+
+int
+cr_stager_default_threads(void)
+{
+    cpu_set_t cpus;
+    int count = 1;
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+        count = CPU_COUNT(&cpus);
+    }
+    return count < DEFAULT_THREADS ? (count > 0 ? count : 1)
+                                   : DEFAULT_THREADS;
 }

@@ -20,6 +20,10 @@ typedef struct cr_stager cr_stager;
 cr_status cr_stager_create(int threads, cr_stager **stager, cr_error *error);
 void cr_stager_destroy(cr_stager *stager);
 
+/* The thread count used unless the environment says otherwise: the CPUs
+ * this process may run on, at most 12. */
+int cr_stager_default_threads(void);
+
 /* Copies elements [first, first + count) of a host array to dst, densely.
  * The array is `layout` (its offset and strides in bytes from base), or
  * with layout NULL n contiguous items at base.  Elements are numbered in

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -58,9 +59,11 @@ def layouts(rng):
             check(op, strided, ("fast",), f"{op} strided {dtype}")
 
 
-def threads(rng):
-    arrays = [integer_values(rng, 2 * (CHUNK_BYTES // 8) + 1000 * k,
-                             np.int64) for k in range(8)]
+def threads(rng, elements=2 * (CHUNK_BYTES // 8)):
+    """8 Python threads, each with its own array (and so its own ring)."""
+    arrays = [integer_values(rng, elements + 1000 * k, np.int64)
+              for k in range(8)]
+    views = [a if k % 2 else a[::-1] for k, a in enumerate(arrays)]
     sums = [int(np.sum(a)) for a in arrays]
     failures = []
     barrier = threading.Barrier(8)
@@ -69,7 +72,7 @@ def threads(rng):
         barrier.wait()
         for rep in range(20):
             method = METHODS[(k + rep) % len(METHODS)]
-            got = int(cudareduce.sum(arrays[k], method))
+            got = int(cudareduce.sum(views[k], method))
             if got != sums[k]:
                 failures.append((k, rep, method, got, sums[k]))
 
@@ -79,6 +82,24 @@ def threads(rng):
     for t in pool:
         t.join()
     assert not failures, failures[:5]
+
+
+def threads_default(rng):
+    """As threads, with the default ring: chunks split among the staging
+    threads of 8 rings at once (5 chunks and a tail each)."""
+    threads(rng, elements=5 * (16 << 20) // 8 + 12345)
+
+
+def idle(rng):
+    """Staging threads spin between the chunks of a call, then sleep: once
+    a call is over, the process uses (almost) no CPU."""
+    a = integer_values(rng, 3 * (16 << 20) // 4 + 5, np.int32)
+    assert int(cudareduce.sum(a)) == int(np.sum(a))
+    time.sleep(0.2)                 # spins end 2 ms after the call
+    cpu = time.process_time()
+    time.sleep(1.0)
+    used = time.process_time() - cpu
+    assert used < 0.1, f"{used:.3f} s of CPU in 1 s of idle time"
 
 
 def failure(rng):

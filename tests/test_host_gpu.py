@@ -41,10 +41,10 @@ def test_host_ring(case, session_seed):
     assert "ok" in out.split()
 
 
-def test_default_ring(session_seed):
+@pytest.mark.parametrize("case", ["defaults", "threads_default", "idle"])
+def test_default_ring(case, session_seed):
     # The documented defaults (cuda/host_ring.cuh).
-    out = run_checks("defaults", session_seed,
-                     env={k: "" for k in RING_ENV})
+    out = run_checks(case, session_seed, env={k: "" for k in RING_ENV})
     assert "ok" in out.split()
 
 
