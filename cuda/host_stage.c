@@ -1,11 +1,14 @@
 /* host_stage.c: the staging copy of host_stage.h, on a pthread pool.
  *
- * The caller publishes a job (a generation number), takes part 0 itself,
- * and waits until every worker has done its part.  Workers and caller wait
- * by spinning for a while before they block: a host call hands out a job
- * every few hundred microseconds, and waking a blocked thread costs tens of
- * microseconds on a virtual machine (on an H100 host, 1 GiB through 16 MiB
- * chunks: 33-49 GB/s with blocking waits, 52-54 GB/s spinning).
+ * The caller publishes a job cut into pieces and copies pieces itself;
+ * idle workers claim the others one at a time from an atomic counter, so
+ * the copy never waits for a worker that is slow to wake or has lost its
+ * CPU (on a virtual machine a vCPU can vanish for milliseconds): it waits
+ * only for pieces already claimed.  Workers wait for a job by spinning for
+ * a while before they block: a host call hands out a job every few hundred
+ * microseconds, and waking a blocked thread costs tens of microseconds on
+ * a virtual machine (on an H100 host, 1 GiB through 16 MiB chunks: 33-49
+ * GB/s with blocking waits, 52-54 GB/s spinning).
  */
 #define _GNU_SOURCE             /* sched_getaffinity, CPU_COUNT */
 
@@ -19,8 +22,19 @@
 #include <string.h>
 #include <time.h>
 
-/* Below this many bytes a part is not worth a thread's wake-up. */
-#define MIN_PART_BYTES (1 << 20)
+/* The bytes of one piece: small enough that the threads stay balanced
+ * and a stalled one holds up little, large enough that claiming one is
+ * nothing beside copying it.  On the H100 host, 1 GiB float32 in five
+ * interleaved rounds: fixed equal parts per thread 38-52 GB/s (median
+ * 43), pieces of 128 KiB 45-49 (46), 256 KiB 43-49; in a shorter run
+ * 640 KiB and 1 MiB were slower (36-41). */
+#define PIECE_BYTES (128 << 10)
+/* The claim word: generation << 32 | pieces << 16 | next piece.  One
+ * compare-and-swap both checks that a job is still current and claims its
+ * next piece; a stale word could pass only after 2^32 more jobs. */
+#define PIECE_BITS 16
+#define MAX_PIECES ((1 << PIECE_BITS) - 1)
+#define PIECE_MASK ((uint64_t)MAX_PIECES)
 /* How long a waiter spins before it blocks: longer than the gap between
  * two chunks of one call, short enough not to matter between calls. */
 #define SPIN_NS 2000000
@@ -38,16 +52,19 @@ typedef struct {
     int64_t first;
     int64_t count;
     char *dst;
-    int parts;
+    int64_t piece_items;
 } stage_job;
 
 struct cr_stager {
     pthread_mutex_t lock;       /* for blocked waiters only */
     pthread_cond_t start;
     pthread_cond_t done;
-    stage_job job;              /* written before generation moves on */
-    atomic_ulong generation;
-    atomic_int pending;         /* workers still copying the job */
+    /* Written by the caller before `claim` names a new generation, and
+     * read by a thread only after it has claimed a piece of it: the job
+     * is not finished, so not rewritten, until that piece is copied. */
+    stage_job job;
+    _Atomic uint64_t claim;     /* see PIECE_BITS */
+    atomic_int finished;        /* pieces of the current job copied */
     atomic_int quit;
     int workers;
     pthread_t *threads;
@@ -130,15 +147,10 @@ gather(const char *base, const cr_layout *layout, size_t item,
     }
 }
 
-/* Part `part` of the job's elements, split evenly. */
+/* Elements [begin, end) of the job to their place in dst. */
 static void
-copy_part(const stage_job *job, int part)
+copy_range(const stage_job *job, int64_t begin, int64_t end)
 {
-    const int64_t begin = job->count * part / job->parts;
-    const int64_t end = job->count * (part + 1) / job->parts;
-    if (end == begin) {
-        return;
-    }
     char *dst = job->dst + begin * (int64_t)job->item;
     if (job->layout == NULL || job->layout->contiguous) {
         const int64_t offset = job->layout == NULL ? 0 : job->layout->offset;
@@ -151,23 +163,55 @@ copy_part(const stage_job *job, int part)
     }
 }
 
-typedef struct {
-    cr_stager *stager;
-    int part;
-} worker_arg;
+/* Claims and copies pieces of the current job until none is left
+ * unclaimed; returns that job's generation. */
+static uint32_t
+take_pieces(cr_stager *stager)
+{
+    uint64_t claim = atomic_load(&stager->claim);
+    for (;;) {
+        const uint64_t next = claim & PIECE_MASK;
+        const uint64_t pieces = (claim >> PIECE_BITS) & PIECE_MASK;
+        if (next >= pieces) {
+            return (uint32_t)(claim >> 32);
+        }
+        if (!atomic_compare_exchange_weak(&stager->claim, &claim,
+                                          claim + 1)) {
+            continue;           /* `claim` now holds the current word */
+        }
+        const stage_job *job = &stager->job;
+        const int64_t begin = (int64_t)next * job->piece_items;
+        const int64_t end = begin + job->piece_items < job->count
+                            ? begin + job->piece_items : job->count;
+        copy_range(job, begin, end);
+        if (atomic_fetch_add(&stager->finished, 1) + 1 == (int)pieces) {
+            /* Under the lock, so that a caller about to block sees it. */
+            pthread_mutex_lock(&stager->lock);
+            pthread_cond_signal(&stager->done);
+            pthread_mutex_unlock(&stager->lock);
+        }
+        claim = atomic_load(&stager->claim);
+    }
+}
 
-/* Waits until the generation is no longer `seen`, or quit. */
+static int
+has_new_job(cr_stager *stager, uint32_t seen)
+{
+    return (uint32_t)(atomic_load(&stager->claim) >> 32) != seen
+           || atomic_load(&stager->quit);
+}
+
+/* Waits until the claim word names a generation other than `seen`, or
+ * quit. */
 static void
-wait_for_job(cr_stager *stager, unsigned long seen)
+wait_for_job(cr_stager *stager, uint32_t seen)
 {
     spin_state spin;
     spin_begin(&spin);
-    while (atomic_load(&stager->generation) == seen
-           && !atomic_load(&stager->quit)) {
+    while (!has_new_job(stager, seen)) {
         if (!spin_again(&spin)) {
             pthread_mutex_lock(&stager->lock);
-            while (atomic_load(&stager->generation) == seen
-                   && !atomic_load(&stager->quit)) {
+            while (!has_new_job(stager, seen)) {
                 pthread_cond_wait(&stager->start, &stager->lock);
             }
             pthread_mutex_unlock(&stager->lock);
@@ -179,25 +223,14 @@ wait_for_job(cr_stager *stager, unsigned long seen)
 static void *
 worker(void *arg)
 {
-    cr_stager *stager = ((worker_arg *)arg)->stager;
-    const int part = ((worker_arg *)arg)->part;
-    unsigned long seen = 0;
-    free(arg);
+    cr_stager *stager = arg;
+    uint32_t seen = 0;
     for (;;) {
         wait_for_job(stager, seen);
         if (atomic_load(&stager->quit)) {
             break;
         }
-        seen = atomic_load(&stager->generation);
-        if (part < stager->job.parts) {
-            copy_part(&stager->job, part);
-        }
-        if (atomic_fetch_sub(&stager->pending, 1) == 1) {
-            /* Under the lock, so that a caller about to block sees it. */
-            pthread_mutex_lock(&stager->lock);
-            pthread_cond_signal(&stager->done);
-            pthread_mutex_unlock(&stager->lock);
-        }
+        seen = take_pieces(stager);
     }
     return NULL;
 }
@@ -218,8 +251,8 @@ cr_stager_create(int threads, cr_stager **out, cr_error *error)
     if (stager == NULL) {
         return stager_error(error, "out of memory");
     }
-    atomic_init(&stager->generation, 0);
-    atomic_init(&stager->pending, 0);
+    atomic_init(&stager->claim, 0);
+    atomic_init(&stager->finished, 0);
     atomic_init(&stager->quit, 0);
     pthread_mutex_init(&stager->lock, NULL);
     pthread_cond_init(&stager->start, NULL);
@@ -231,16 +264,8 @@ cr_stager_create(int threads, cr_stager **out, cr_error *error)
         return stager_error(error, "out of memory");
     }
     for (int w = 1; w < threads; w++) {
-        worker_arg *arg = malloc(sizeof(*arg));
-        if (arg == NULL) {
-            cr_stager_destroy(stager);
-            return stager_error(error, "out of memory");
-        }
-        arg->stager = stager;
-        arg->part = w;
-        if (pthread_create(&stager->threads[w - 1], NULL, worker, arg)
+        if (pthread_create(&stager->threads[w - 1], NULL, worker, stager)
             != 0) {
-            free(arg);
             cr_stager_destroy(stager);
             return stager_error(error, "pthread_create failed");
         }
@@ -271,29 +296,33 @@ void
 cr_stager_copy(cr_stager *stager, const void *base, const cr_layout *layout,
                size_t item, int64_t first, int64_t count, void *dst)
 {
-    stage_job job = {base, layout, item, first, count, dst, 1};
-    const int64_t parts = (count * (int64_t)item) / MIN_PART_BYTES;
-    if (parts > 1) {
-        job.parts = parts > stager->workers + 1 ? stager->workers + 1
-                                                : (int)parts;
+    int64_t piece_items = PIECE_BYTES / (int64_t)item;
+    if (count > piece_items * MAX_PIECES) {
+        piece_items = (count + MAX_PIECES - 1) / MAX_PIECES;
     }
-    if (job.parts == 1) {
-        copy_part(&job, 0);
+    const int64_t pieces = (count + piece_items - 1) / piece_items;
+    const stage_job job = {base, layout, item, first, count, (char *)dst,
+                           piece_items};
+    if (pieces <= 1 || stager->workers == 0) {
+        copy_range(&job, 0, count);
         return;
     }
     pthread_mutex_lock(&stager->lock);
     stager->job = job;
-    atomic_store(&stager->pending, stager->workers);
-    atomic_fetch_add(&stager->generation, 1);
+    atomic_store(&stager->finished, 0);
+    const uint64_t generation = (atomic_load(&stager->claim) >> 32) + 1;
+    atomic_store(&stager->claim, generation << 32
+                                 | (uint64_t)pieces << PIECE_BITS);
     pthread_cond_broadcast(&stager->start);
     pthread_mutex_unlock(&stager->lock);
-    copy_part(&job, 0);
+    take_pieces(stager);
+    /* Only pieces that other threads have claimed are left. */
     spin_state spin;
     spin_begin(&spin);
-    while (atomic_load(&stager->pending) > 0) {
+    while (atomic_load(&stager->finished) < pieces) {
         if (!spin_again(&spin)) {
             pthread_mutex_lock(&stager->lock);
-            while (atomic_load(&stager->pending) > 0) {
+            while (atomic_load(&stager->finished) < pieces) {
                 pthread_cond_wait(&stager->done, &stager->lock);
             }
             pthread_mutex_unlock(&stager->lock);
