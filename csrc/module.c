@@ -590,6 +590,23 @@ cudareduce_device_info(PyObject *module, PyObject *Py_UNUSED(ignored))
                          "total_bytes", (long long)info.total_bytes);
 }
 
+PyDoc_STRVAR(inject_host_fault_doc,
+"_inject_host_fault(chunk)\n--\n\n"
+"For tests: the next host-array reduction that reaches chunk `chunk`\n"
+"(from 0) fails there, with its copy and reduction in flight, as if GPU\n"
+"memory had run out (MemoryError); a negative chunk cancels.");
+
+static PyObject *
+cudareduce_inject_host_fault(PyObject *module, PyObject *arg)
+{
+    long long chunk = PyLong_AsLongLong(arg);
+    if (chunk == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    cr_inject_host_fault(chunk);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef cudareduce_functions[] = {
     {"reduce", (PyCFunction)(void (*)(void))cudareduce_reduce,
      METH_VARARGS | METH_KEYWORDS, reduce_doc},
@@ -600,6 +617,8 @@ static PyMethodDef cudareduce_functions[] = {
     {"time_copy", cudareduce_time_copy, METH_VARARGS, time_copy_doc},
     {"methods", cudareduce_methods, METH_NOARGS, methods_doc},
     {"device_info", cudareduce_device_info, METH_NOARGS, device_info_doc},
+    {"_inject_host_fault", cudareduce_inject_host_fault, METH_O,
+     inject_host_fault_doc},
     {NULL, NULL, 0, NULL}
 };
 

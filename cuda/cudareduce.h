@@ -210,6 +210,13 @@ typedef struct {
 cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
 
+/* For tests: the next host reduction that reaches chunk `chunk` (from 0)
+ * fails there, with that chunk's copy and reduction queued, as if a CUDA
+ * call had run out of memory; a negative chunk cancels.  No input can
+ * reach that error path, because a host call allocates everything before
+ * its first chunk. */
+void cr_inject_host_fault(int64_t chunk);
+
 /* Kernel timing for the bench, on device-resident data: the contiguous
  * host array of `request` is copied to `buffers` device buffers once; after `warmup`
  * untimed runs, each of `reps` runs reduces the next buffer in turn, its

@@ -3,6 +3,7 @@
  * table, from (element type, accumulator, operator) to the typed passes.
  * Everything here works on bytes; only run_passes is typed.
  */
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -348,6 +349,25 @@ reducer_close(reducer *r, cudaStream_t stream, int healthy)
     }
 }
 
+/* The chunk at which the next host reduction fails (cr_inject_host_fault),
+ * or -1. */
+static std::atomic<int64_t> injected_fault_chunk{-1};
+
+extern "C" void
+cr_inject_host_fault(int64_t chunk)
+{
+    injected_fault_chunk.store(chunk < 0 ? -1 : chunk);
+}
+
+/* Whether this call takes the injected fault at chunk k (only one does). */
+static bool
+take_injected_fault(int64_t k)
+{
+    int64_t expected = k;
+    return injected_fault_chunk.load(std::memory_order_relaxed) == k
+           && injected_fault_chunk.compare_exchange_strong(expected, -1);
+}
+
 /* Host data through a ring (host_ring.cuh): chunk k is staged into slot
  * k % count by the staging threads, copied on the ring's copy stream and
  * reduced on `stream` into partials[k], so that staging chunk k + 1
@@ -429,6 +449,12 @@ reduce_host(const cr_request *request, cudaStream_t stream, void *result,
             goto error;
         }
         CR_CHECK(cudaEventRecord(ring->reduced[slot], stream));
+        if (take_injected_fault(k)) {
+            status = cr_record_cuda_error(cudaErrorMemoryAllocation,
+                                          "a fault injected for a test",
+                                          error);
+            goto error;
+        }
     }
     if (chunks > 1) {
         status = reducer_launch(&combine_reducer, partials, chunks, NULL,

@@ -3,6 +3,7 @@ interpreter: ``python host_checks.py CASE SEED``.  Prints ``ok`` on success;
 any failure raises (non-zero exit)."""
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -135,6 +136,73 @@ def failure(rng):
     for method in ("fast", "multi_element", "cub"):
         assert int(cudareduce.sum(a, method)) == want
         assert int(cudareduce.sum(a[::2], method)) == int(np.sum(a[::2]))
+
+
+def mid_stream_failure(rng):
+    """A fault injected after chunk k is queued (its copy and reduction in
+    flight) raises MemoryError; the failed call frees its ring, pinned and
+    device memory alike, and the calls after it are exact.  Run with the
+    default ring (64 MiB pinned, 64 MiB on the device), which a successful
+    call keeps: that it shows in both measures proves they can see it."""
+    import cupy
+    rt = cupy.cuda.runtime
+    chunk = (16 << 20) // 4
+    a = integer_values(rng, 6 * chunk + 12345, np.int32)  # 6 chunks, a tail
+    views = {"contiguous": a, "strided": a[::3]}
+    want = {name: int(np.sum(view)) for name, view in views.items()}
+    cudareduce.sum(cupy.arange(1000, dtype=cupy.int32))  # context, kernels
+    total = rt.memGetInfo()[1]
+
+    def usage():
+        """(device bytes in use, resident host bytes)."""
+        rt.deviceSynchronize()
+        with open("/proc/self/statm") as statm:
+            pages = int(statm.read().split()[1])
+        return (total - rt.memGetInfo()[0],
+                pages * os.sysconf("SC_PAGE_SIZE"))
+
+    def fail_at(k, view):
+        cudareduce._cudareduce._inject_host_fault(k)
+        try:
+            cudareduce.sum(view)
+        except MemoryError as error:
+            assert "injected" in str(error), error
+        else:
+            raise AssertionError(f"no error from the fault at chunk {k}")
+        finally:
+            cudareduce._cudareduce._inject_host_fault(-1)
+
+    # One success and one failure first: what they set up once (lazily
+    # loaded kernels, the runtime's own bookkeeping) is not a leak.
+    assert int(cudareduce.sum(a)) == want["contiguous"]
+    fail_at(0, a)
+    base = usage()
+    ring, slack = 48 << 20, 8 << 20
+    # Chunk 0, chunk 5 (after slots are reused), the tail, a gather.
+    for k, name in ((0, "contiguous"), (5, "contiguous"), (6, "contiguous"),
+                    (2, "strided")):
+        assert int(cudareduce.sum(views[name])) == want[name]
+        kept = usage()
+        assert all(now >= was + ring for now, was in zip(kept, base)), (
+            "the kept ring does not show", base, kept)
+        fail_at(k, views[name])
+        after = usage()
+        assert all(now <= was + slack for now, was in zip(after, base)), (
+            f"fault at chunk {k} of the {name} array left memory behind",
+            base, after)
+        print(f"chunk {k} {name}: in use (device, host) {base} -> "
+              f"{kept} with the ring -> {after} after the fault")
+    # Many failures: a leak of 1 MiB each would pass the slack above.
+    for rep in range(16):
+        assert int(cudareduce.sum(a)) == want["contiguous"]
+        fail_at(rep % 7, a)
+    after = usage()
+    assert all(now <= was + slack for now, was in zip(after, base)), (
+        "16 faults left memory behind", base, after)
+    for method in METHODS:
+        for name, view in views.items():
+            assert int(cudareduce.sum(view, method)) == want[name], (
+                method, name)
 
 
 def defaults(rng):

@@ -300,3 +300,14 @@ def test_calls_needing_no_device_work_without_one(no_device_report):
     assert no_device_report["empty"] == ["returned", repr(np.float32(0))]
     name, message, *_ = no_device_report["bad_threads"]
     assert name == "ValueError" and "threads" in message
+
+
+def test_fault_injection_takes_a_chunk_index_only():
+    # The tests' aid for a host call failing mid-stream (host_checks.py);
+    # setting and cancelling it touches no device.
+    inject = cudareduce._cudareduce._inject_host_fault
+    assert inject(3) is None and inject(-1) is None
+    for bad, error in (("3", TypeError), (3.0, TypeError),
+                       (2 ** 70, OverflowError)):
+        with pytest.raises(error):
+            inject(bad)

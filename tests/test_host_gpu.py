@@ -41,7 +41,8 @@ def test_host_ring(case, session_seed):
     assert "ok" in out.split()
 
 
-@pytest.mark.parametrize("case", ["defaults", "threads_default", "idle"])
+@pytest.mark.parametrize("case", ["defaults", "threads_default", "idle",
+                                  "mid_stream_failure"])
 def test_default_ring(case, session_seed):
     # The documented defaults (cuda/host_ring.cuh).
     out = run_checks(case, session_seed, env={k: "" for k in RING_ENV})
