@@ -178,6 +178,13 @@ def mid_stream_failure(rng):
     fail_at(0, a)
     base = usage()
     ring, slack = 48 << 20, 8 << 20
+
+    def assert_nothing_left(what):
+        after = usage()
+        assert all(now <= was + slack for now, was in zip(after, base)), (
+            f"{what} left memory behind", base, after)
+        return after
+
     # Chunk 0, chunk 5 (after slots are reused), the tail, a gather.
     for k, name in ((0, "contiguous"), (5, "contiguous"), (6, "contiguous"),
                     (2, "strided")):
@@ -186,19 +193,14 @@ def mid_stream_failure(rng):
         assert all(now >= was + ring for now, was in zip(kept, base)), (
             "the kept ring does not show", base, kept)
         fail_at(k, views[name])
-        after = usage()
-        assert all(now <= was + slack for now, was in zip(after, base)), (
-            f"fault at chunk {k} of the {name} array left memory behind",
-            base, after)
+        after = assert_nothing_left(f"fault at chunk {k} of the {name} array")
         print(f"chunk {k} {name}: in use (device, host) {base} -> "
               f"{kept} with the ring -> {after} after the fault")
     # Many failures: a leak of 1 MiB each would pass the slack above.
     for rep in range(16):
         assert int(cudareduce.sum(a)) == want["contiguous"]
         fail_at(rep % 7, a)
-    after = usage()
-    assert all(now <= was + slack for now, was in zip(after, base)), (
-        "16 faults left memory behind", base, after)
+    assert_nothing_left("16 faults")
     for method in METHODS:
         for name, view in views.items():
             assert int(cudareduce.sum(view, method)) == want[name], (
