@@ -170,8 +170,8 @@ class CudaBuildExt(build_ext):
 
     def compile_cuda(self) -> list[str]:
         """Compiles each cuda/*.cu to an object in build_temp, in parallel;
-        skips one whose object is newer than it and than every cuda/*.h and
-        cuda/*.cuh.  Returns the object paths."""
+        skips one whose object is newer than it and than every cuda/*.h,
+        cuda/*.cuh and cuda/*.def.  Returns the object paths."""
         sources = sorted((ROOT / CUDA_DIR).glob("*.cu"))
         if not sources:
             return []
@@ -181,7 +181,7 @@ class CudaBuildExt(build_ext):
         key = hashlib.sha256("\0".join(base).encode()).hexdigest()[:12]
         out_dir = Path(self.build_temp).resolve() / f"nvcc-{key}"
         out_dir.mkdir(parents=True, exist_ok=True)
-        headers = [p for pat in ("*.h", "*.cuh")
+        headers = [p for pat in ("*.h", "*.cuh", "*.def")
                    for p in (ROOT / CUDA_DIR).glob(pat)]
         newest_header = max((p.stat().st_mtime for p in headers), default=0.0)
 

@@ -2,23 +2,34 @@
  * result dtype of each operator, by table. */
 #include "extension.h"
 
-/* Rows in cr_type order. */
+/* Rows in cr_type order: numpy.sum's result dtype, numpy.mean's, and the
+ * dtype numpy.mean sums in (float64 for integers and bool, float32 for
+ * float16). */
 static const crpy_dtype dtype_table[CR_TYPE_COUNT] = {
-    {"bool", 'b', 1, NPY_BOOL, CR_TYPE_BOOL, NPY_INT64, NPY_FLOAT64},
-    {"int8", 'i', 1, NPY_INT8, CR_TYPE_INT8, NPY_INT64, NPY_FLOAT64},
-    {"int16", 'i', 2, NPY_INT16, CR_TYPE_INT16, NPY_INT64, NPY_FLOAT64},
-    {"int32", 'i', 4, NPY_INT32, CR_TYPE_INT32, NPY_INT64, NPY_FLOAT64},
-    {"int64", 'i', 8, NPY_INT64, CR_TYPE_INT64, NPY_INT64, NPY_FLOAT64},
-    {"uint8", 'u', 1, NPY_UINT8, CR_TYPE_UINT8, NPY_UINT64, NPY_FLOAT64},
-    {"uint16", 'u', 2, NPY_UINT16, CR_TYPE_UINT16, NPY_UINT64, NPY_FLOAT64},
-    {"uint32", 'u', 4, NPY_UINT32, CR_TYPE_UINT32, NPY_UINT64, NPY_FLOAT64},
-    {"uint64", 'u', 8, NPY_UINT64, CR_TYPE_UINT64, NPY_UINT64, NPY_FLOAT64},
-    {"float16", 'f', 2, NPY_FLOAT16, CR_TYPE_FLOAT16, NPY_FLOAT16,
-     NPY_FLOAT16},
-    {"float32", 'f', 4, NPY_FLOAT32, CR_TYPE_FLOAT32, NPY_FLOAT32,
-     NPY_FLOAT32},
-    {"float64", 'f', 8, NPY_FLOAT64, CR_TYPE_FLOAT64, NPY_FLOAT64,
+    {"bool", 'b', 1, NPY_BOOL, CR_TYPE_BOOL, NPY_INT64, NPY_FLOAT64,
      NPY_FLOAT64},
+    {"int8", 'i', 1, NPY_INT8, CR_TYPE_INT8, NPY_INT64, NPY_FLOAT64,
+     NPY_FLOAT64},
+    {"int16", 'i', 2, NPY_INT16, CR_TYPE_INT16, NPY_INT64, NPY_FLOAT64,
+     NPY_FLOAT64},
+    {"int32", 'i', 4, NPY_INT32, CR_TYPE_INT32, NPY_INT64, NPY_FLOAT64,
+     NPY_FLOAT64},
+    {"int64", 'i', 8, NPY_INT64, CR_TYPE_INT64, NPY_INT64, NPY_FLOAT64,
+     NPY_FLOAT64},
+    {"uint8", 'u', 1, NPY_UINT8, CR_TYPE_UINT8, NPY_UINT64, NPY_FLOAT64,
+     NPY_FLOAT64},
+    {"uint16", 'u', 2, NPY_UINT16, CR_TYPE_UINT16, NPY_UINT64, NPY_FLOAT64,
+     NPY_FLOAT64},
+    {"uint32", 'u', 4, NPY_UINT32, CR_TYPE_UINT32, NPY_UINT64, NPY_FLOAT64,
+     NPY_FLOAT64},
+    {"uint64", 'u', 8, NPY_UINT64, CR_TYPE_UINT64, NPY_UINT64, NPY_FLOAT64,
+     NPY_FLOAT64},
+    {"float16", 'f', 2, NPY_FLOAT16, CR_TYPE_FLOAT16, NPY_FLOAT16,
+     NPY_FLOAT16, NPY_FLOAT32},
+    {"float32", 'f', 4, NPY_FLOAT32, CR_TYPE_FLOAT32, NPY_FLOAT32,
+     NPY_FLOAT32, NPY_FLOAT32},
+    {"float64", 'f', 8, NPY_FLOAT64, CR_TYPE_FLOAT64, NPY_FLOAT64,
+     NPY_FLOAT64, NPY_FLOAT64},
 };
 
 #define SUPPORTED_NAMES "bool, int8, int16, int32, int64, uint8, uint16, " \
@@ -80,49 +91,36 @@ dtype_of_typenum(int typenum)
     return NULL;
 }
 
-const crpy_dtype *
-crpy_result_dtype(crpy_op op, const crpy_dtype *input,
-                  PyArray_Descr *requested)
+int
+crpy_result_dtypes(crpy_op op, const crpy_dtype *input,
+                   PyArray_Descr *requested, const crpy_dtype **reduced,
+                   const crpy_dtype **result)
 {
-    if (requested == NULL) {
-        switch (op) {
-        case CRPY_SUM:
-            return dtype_of_typenum(input->sum_typenum);
-        case CRPY_MEAN:
-            return dtype_of_typenum(input->mean_typenum);
-        default:
-            return input;
+    const crpy_dtype *given = NULL;
+    if (requested != NULL) {
+        if (!op_table[op].takes_dtype) {
+            PyErr_Format(PyExc_TypeError, "cudareduce.%s takes no dtype",
+                         op_table[op].name);
+            return -1;
+        }
+        /* Any supported dtype, cast to unsafely, as numpy.sum and
+         * numpy.mean do. */
+        if ((given = crpy_lookup_dtype(requested)) == NULL) {
+            return -1;
         }
     }
-    if (!op_table[op].takes_dtype) {
-        PyErr_Format(PyExc_TypeError, "cudareduce.%s takes no dtype",
-                     op_table[op].name);
-        return NULL;
+    switch (op) {
+    case CRPY_SUM:
+        *reduced = *result = given ? given
+                                   : dtype_of_typenum(input->sum_typenum);
+        break;
+    case CRPY_MEAN:
+        *reduced = given ? given : dtype_of_typenum(input->mean_sum_typenum);
+        *result = given ? given : dtype_of_typenum(input->mean_typenum);
+        break;
+    default:
+        *reduced = *result = input;
+        break;
     }
-    const crpy_dtype *result = crpy_lookup_dtype(requested);
-    if (result == NULL) {
-        return NULL;
-    }
-    if (result->type == CR_TYPE_BOOL) {
-        PyErr_Format(PyExc_TypeError,
-                     "cudareduce.%s: dtype=bool cannot hold the result; "
-                     "use an integer or float dtype", op_table[op].name);
-        return NULL;
-    }
-    PyArray_Descr *from = PyArray_DescrFromType(input->typenum);
-    if (from == NULL) {
-        return NULL;
-    }
-    int allowed = PyArray_CanCastTypeTo(from, requested,
-                                        NPY_SAME_KIND_CASTING);
-    Py_DECREF(from);
-    if (!allowed) {
-        PyErr_Format(PyExc_TypeError,
-                     "cudareduce.%s: dtype=%s cannot hold the result of "
-                     "%s input (NumPy's same_kind casting rule); cast the "
-                     "array first, or pick a wider dtype",
-                     op_table[op].name, result->name, input->name);
-        return NULL;
-    }
-    return result;
+    return 0;
 }

@@ -32,8 +32,9 @@ typedef struct {
     int itemsize;
     int typenum;        /* native NumPy type number */
     cr_type type;
-    int sum_typenum;    /* numpy.sum's result dtype */
-    int mean_typenum;   /* numpy.mean's result dtype */
+    int sum_typenum;        /* numpy.sum's result dtype */
+    int mean_typenum;       /* numpy.mean's result dtype */
+    int mean_sum_typenum;   /* the dtype numpy.mean sums in */
 } crpy_dtype;
 
 /* The row of a dtype, matched by kind and size (so every alias and byte
@@ -53,12 +54,15 @@ typedef enum {
 const char *crpy_op_name(crpy_op op);
 cr_op crpy_kernel_op(crpy_op op);
 
-/* The result dtype of `op` over `input`, NumPy's unless `requested` (a
- * dtype= argument, NULL if none) overrides it.  NULL with TypeError when
- * `requested` is unsupported, not allowed for `op`, or cannot hold the
- * result under NumPy's same_kind casting. */
-const crpy_dtype *crpy_result_dtype(crpy_op op, const crpy_dtype *input,
-                                    PyArray_Descr *requested);
+/* The dtypes of `op` over `input`, NumPy's, with `requested` (a dtype=
+ * argument, NULL if none): *reduced, the dtype the elements are reduced
+ * into (numpy.sum(a, dtype=...), the sum inside numpy.mean; the input's
+ * for min and max), and *result, the returned scalar's.  A requested dtype
+ * is cast to unsafely, as NumPy does.  0, or -1 with TypeError when
+ * `requested` is unsupported or `op` takes none. */
+int crpy_result_dtypes(crpy_op op, const crpy_dtype *input,
+                       PyArray_Descr *requested, const crpy_dtype **reduced,
+                       const crpy_dtype **result);
 
 /* --- input.c ------------------------------------------------------------ */
 
@@ -71,6 +75,7 @@ typedef struct {
     cr_location location;
     const void *data;
     int64_t n;
+    int ndim;                   /* as given, before cr_plan_layout */
     cr_layout layout;           /* of every input */
     const crpy_dtype *dtype;
     int has_producer_stream;    /* the stream the data is ready on */

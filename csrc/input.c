@@ -178,9 +178,39 @@ plan_host_layout(PyArrayObject *array, crpy_input *input)
     return 0;
 }
 
+/* Whether obj is a numpy.ma.MaskedArray, whose data under the mask must
+ * not count (cudareduce's Python functions reduce its filled data).  Only
+ * ndarray subclasses are looked at, so plain arrays cost no import. */
+static int
+is_masked_array(PyObject *obj)
+{
+    if (!PyArray_Check(obj) || PyArray_CheckExact(obj)) {
+        return 0;
+    }
+    PyObject *ma = PyImport_ImportModule("numpy.ma");
+    PyObject *masked_type = ma ? PyObject_GetAttrString(ma, "MaskedArray")
+                               : NULL;
+    Py_XDECREF(ma);
+    if (masked_type == NULL) {
+        return -1;
+    }
+    int found = PyObject_IsInstance(obj, masked_type);
+    Py_DECREF(masked_type);
+    return found;
+}
+
 static int
 acquire_host(PyObject *obj, crpy_input *input)
 {
+    int masked = is_masked_array(obj);
+    if (masked != 0) {
+        if (masked > 0) {
+            PyErr_SetString(PyExc_TypeError, "a numpy.ma.MaskedArray reaches "
+                            "the extension only through cudareduce.sum, "
+                            "mean, min and max, which honour its mask");
+        }
+        return -1;
+    }
     PyArrayObject *given = (PyArrayObject *)PyArray_FromAny(
         obj, NULL, 0, 0, 0, NULL);
     if (given == NULL) {
@@ -207,6 +237,7 @@ acquire_host(PyObject *obj, crpy_input *input)
         goto error;
     }
     Py_DECREF(given);
+    input->ndim = PyArray_NDIM((PyArrayObject *)input->owner);
     input->location = CR_HOST;
     input->data = PyArray_DATA((PyArrayObject *)input->owner);
     input->n = input->layout.n;
@@ -366,6 +397,7 @@ acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input)
         value = NULL;
     }
     input->location = CR_DEVICE;
+    input->ndim = ndim;
     if (plan_device_layout(input, ndim, shape, value ? strides : NULL,
                            CAI) < 0) {
         return -1;
@@ -506,6 +538,7 @@ acquire_dlpack_device(PyObject *obj, int stream_given, uintptr_t stream,
         }
     }
     input->data = (const char *)tensor->data + tensor->byte_offset;
+    input->ndim = tensor->ndim;
     return plan_device_layout(input, tensor->ndim, tensor->shape,
                               tensor->strides ? strides : NULL, "DLPack");
 }

@@ -7,6 +7,9 @@
 #define CUDAREDUCE_MODULE_C     /* the file that imports NumPy's API */
 #include "extension.h"
 
+#include <float.h>
+#include <math.h>
+
 typedef struct {
     PyObject *cuda_error;   /* cudareduce.CudaError */
 } module_state;
@@ -21,7 +24,13 @@ static int
 parse_method(PyObject *name, cr_method *method)
 {
     if (!PyUnicode_Check(name)) {
-        PyErr_Format(PyExc_TypeError, "method must be a str, not %.100s",
+        /* cudareduce.sum(a, 0): NumPy's second argument is the axis. */
+        PyErr_Format(PyExc_TypeError,
+                     "method must be a str (a name from "
+                     "cudareduce.methods()), not %.100s: the second "
+                     "argument of cudareduce's functions is the method, not "
+                     "NumPy's axis; cudareduce reduces the whole array "
+                     "(axis= takes None or every axis, by keyword)",
                      Py_TYPE(name)->tp_name);
         return -1;
     }
@@ -164,6 +173,7 @@ typedef union {
     int64_t i;
     float f;
     double d;
+    npy_bool b;
 } result_value;
 
 /* The value at `value`, of NumPy type `from`, as a NumPy scalar of type
@@ -192,32 +202,242 @@ scalar_as(const void *value, int from, int to)
     return cast == NULL ? NULL : PyArray_Return((PyArrayObject *)cast);
 }
 
-/* The result of `op` as a NumPy scalar of `result`'s dtype: the
- * accumulator's value, or for a mean that value over n (NaN, with
- * NumPy's warning, for n == 0). */
+/* The accumulator's value as a NumPy scalar of `dtype`, the dtype the
+ * reduction is into.  A float32 accumulator of a float16 reduction rounds
+ * as NumPy's float16 loop rounds its float32 sum; past float16's range it
+ * becomes inf directly, since NumPy's cast would warn "overflow
+ * encountered in cast" where numpy.sum says "in reduce"
+ * (report_like_numpy). */
 static PyObject *
-box_result(crpy_op op, const crpy_dtype *result, cr_type acc,
-           const result_value *value, int64_t n)
+box_value(const result_value *value, cr_type acc, const crpy_dtype *dtype)
 {
-    if (op != CRPY_MEAN) {
-        return scalar_as(value, crpy_dtype_of_type(acc)->typenum,
-                         result->typenum);
+    /* The smallest float whose float16 rounding is inf (65504 is the
+     * largest float16, and 65520 rounds to even, up). */
+    const float float16_overflow = 65520.0f;
+    if (acc == CR_TYPE_FLOAT32 && dtype->type == CR_TYPE_FLOAT16
+        && isfinite(value->f) && fabsf(value->f) >= float16_overflow) {
+        npy_half inf = value->f < 0 ? 0xfc00 : 0x7c00;
+        return scalar_as(&inf, NPY_FLOAT16, NPY_FLOAT16);
     }
-    /* Level 2: the warning points at the caller of cudareduce.mean. */
-    if (n == 0 && PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice.",
-                               2) < 0) {
-        return NULL;
+    return scalar_as(value, crpy_dtype_of_type(acc)->typenum, dtype->typenum);
+}
+
+/* numpy.mean's last step: the sum divided by the count, with NumPy's own
+ * scalar arithmetic (so its rounding and its divide warnings), then made a
+ * scalar of the result dtype: `ret.dtype.type(ret / rcount)` in NumPy's
+ * _methods._mean, rcount an intp. */
+static PyObject *
+mean_of(PyObject *sum, int64_t n, const crpy_dtype *result)
+{
+    npy_intp count = (npy_intp)n;
+    PyObject *quotient = NULL, *mean = NULL;
+    PyArray_Descr *intp = PyArray_DescrFromType(NPY_INTP);
+    PyArray_Descr *type = PyArray_DescrFromType(result->typenum);
+    PyObject *rcount = intp ? PyArray_Scalar(&count, intp, NULL) : NULL;
+    if (rcount != NULL && type != NULL
+        && (quotient = PyNumber_TrueDivide(sum, rcount)) != NULL) {
+        mean = PyObject_CallOneArg((PyObject *)type->typeobj, quotient);
     }
-    if (acc == CR_TYPE_FLOAT32) {
-        /* numpy.mean divides a float32 sum in float32. */
-        float quotient = value->f / (float)n;
-        return scalar_as(&quotient, NPY_FLOAT32, result->typenum);
+    Py_XDECREF(quotient);
+    Py_XDECREF(rcount);
+    Py_XDECREF(type);
+    Py_XDECREF(intp);
+    return mean;
+}
+
+/* axis=: None, or an int or a tuple of ints naming every axis of an
+ * ndim-dimensional array once: the whole array, the one reduction
+ * cudareduce does.  Out-of-range axes raise NumPy's AxisError, repeated
+ * ones its ValueError. */
+static int
+check_axis(PyObject *axis, int ndim)
+{
+    uint64_t seen = 0;
+    int count = 0;
+    if (axis == Py_None) {
+        return 0;
     }
-    double sum = acc == CR_TYPE_FLOAT64 ? value->d
-                 : acc == CR_TYPE_UINT64 ? (double)value->u
-                 : (double)value->i;
-    double quotient = sum / (double)n;
-    return scalar_as(&quotient, NPY_FLOAT64, result->typenum);
+    PyObject *items = PyTuple_Check(axis) ? Py_NewRef(axis)
+                                          : PyTuple_Pack(1, axis);
+    if (items == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items); k++) {
+        PyObject *item = PyTuple_GET_ITEM(items, k);
+        if (PyBool_Check(item) || !PyIndex_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "axis must be None, an int or a "
+                         "tuple of ints, not %.100s", Py_TYPE(item)->tp_name);
+            goto error;
+        }
+        Py_ssize_t a = PyNumber_AsSsize_t(item, NULL);
+        if (a == -1 && PyErr_Occurred()) {
+            goto error;
+        }
+        if (a < -ndim || a >= ndim) {
+            PyObject *numpy = PyImport_ImportModule("numpy.exceptions");
+            PyObject *axis_error = numpy ? PyObject_GetAttrString(
+                                               numpy, "AxisError") : NULL;
+            PyObject *exc = axis_error ? PyObject_CallFunction(
+                                             axis_error, "ni", a, ndim)
+                                       : NULL;
+            if (exc != NULL) {
+                PyErr_SetObject(axis_error, exc);
+                Py_DECREF(exc);
+            }
+            Py_XDECREF(axis_error);
+            Py_XDECREF(numpy);
+            goto error;
+        }
+        a = a < 0 ? a + ndim : a;
+        if (seen & ((uint64_t)1 << a)) {
+            PyErr_SetString(PyExc_ValueError, "duplicate value in 'axis'");
+            goto error;
+        }
+        seen |= (uint64_t)1 << a;
+        count++;
+    }
+    Py_DECREF(items);
+    if (count != ndim) {
+        PyErr_Format(PyExc_ValueError, "cudareduce reduces over every axis: "
+                     "axis=%R leaves %d of the array's %d axes; pass "
+                     "axis=None", axis, ndim - count, ndim);
+        return -1;
+    }
+    return 0;
+
+error:
+    Py_DECREF(items);
+    return -1;
+}
+
+/* Reports a floating-point error of a reduction as numpy.sum does,
+ * `overflow` or else `invalid`: NumPy itself raises it, on a two-element
+ * float64 reduction that sets the same flag, so that numpy.errstate
+ * applies exactly as it does to NumPy's own reductions (ignore, warn,
+ * raise, call, print, log; "overflow encountered in reduce").  0, or -1
+ * with the exception numpy.errstate asked for. */
+static int
+report_fp_error(int overflow)
+{
+    double values[2] = {overflow ? DBL_MAX : INFINITY,
+                        overflow ? DBL_MAX : -INFINITY};
+    npy_intp size = 2;
+    PyObject *numpy = NULL, *add = NULL, *array = NULL, *sum = NULL;
+    if ((numpy = PyImport_ImportModule("numpy")) != NULL
+        && (add = PyObject_GetAttrString(numpy, "add")) != NULL
+        && (array = PyArray_SimpleNew(1, &size, NPY_FLOAT64)) != NULL) {
+        memcpy(PyArray_DATA((PyArrayObject *)array), values, sizeof(values));
+        sum = PyObject_CallMethod(add, "reduce", "O", array);
+    }
+    Py_XDECREF(numpy);
+    Py_XDECREF(add);
+    Py_XDECREF(array);
+    if (sum == NULL) {
+        return -1;
+    }
+    Py_DECREF(sum);
+    return 0;
+}
+
+/* The smallest and largest element of the request's input as doubles
+ * (NaN if any is NaN): two more reductions, run only to decide a warning. */
+static int
+reduce_extremes(module_state *state, const cr_request *request,
+                double *low, double *high)
+{
+    double *out[2] = {low, high};
+    const cr_op ops[2] = {CR_OP_MIN, CR_OP_MAX};
+    for (int k = 0; k < 2; k++) {
+        cr_request extreme = *request;
+        result_value value = {0};
+        cr_error failure;
+        cr_status status;
+        cr_reduction_for(request->type, request->type, ops[k], &extreme.cast,
+                         &extreme.acc, &extreme.op);
+        Py_BEGIN_ALLOW_THREADS
+        status = cr_reduce(&extreme, &value, &failure);
+        Py_END_ALLOW_THREADS
+        if (status != CR_OK) {
+            raise_cr_error(state, status, &failure);
+            return -1;
+        }
+        *out[k] = extreme.acc == CR_TYPE_FLOAT32 ? (double)value.f : value.d;
+    }
+    return 0;
+}
+
+/* The floats the convert of an integer cast takes without raising NumPy's
+ * invalid flag (numpy_cast in cuda/operators.cuh) lie strictly between
+ * *below and *above: those whose truncation fits int32 or int64, or for
+ * uint64 what NumPy's two-step convert takes.  Below -2^63 the next double
+ * is -2^63 - 2048. */
+static void
+cast_range(cr_type cast, double *below, double *above)
+{
+    const double below_int64 = -9223372036854777856.0;
+    switch (cast) {
+    case CR_TYPE_INT32:
+        *below = -2147483649.0;
+        *above = 2147483648.0;
+        break;
+    case CR_TYPE_UINT64:
+        *below = below_int64;
+        *above = 18446744073709551616.0;
+        break;
+    default:
+        *below = below_int64;
+        *above = 9223372036854775808.0;
+        break;
+    }
+}
+
+/* The floating-point warnings numpy.sum gives for this reduction (also the
+ * sum inside numpy.mean): "overflow encountered in reduce" when a float
+ * result is infinite (or NaN, by inf - inf) from finite elements, "invalid
+ * value encountered in reduce" when it is NaN from elements without one,
+ * or when float elements cast into an integer dtype are NaN, infinite or
+ * out of the convert's range.  The elements are looked at (two more
+ * reductions) only in those rare cases. */
+static int
+report_like_numpy(module_state *state, const cr_request *request,
+                  const crpy_dtype *input, const crpy_dtype *reduced,
+                  PyObject *reduction)
+{
+    const int into_integer = reduced->kind == 'i' || reduced->kind == 'u';
+    double low = 0.0, high = 0.0, result = 0.0;
+    int elements_nan = 0, elements_inf = 0;
+    if (reduced->kind == 'f') {
+        if ((result = PyFloat_AsDouble(reduction)) == -1.0
+            && PyErr_Occurred()) {
+            return -1;
+        }
+        if (isfinite(result)) {
+            return 0;
+        }
+    }
+    else if (!into_integer || input->kind != 'f' || request->n == 0) {
+        return 0;       /* exact: integers, or a logical or */
+    }
+    if (input->kind == 'f') {
+        if (reduce_extremes(state, request, &low, &high) < 0) {
+            return -1;
+        }
+        elements_nan = isnan(low) || isnan(high);
+        elements_inf = isinf(low) || isinf(high);
+    }
+    if (into_integer) {
+        double below, above;
+        cast_range(request->cast, &below, &above);
+        return (elements_nan || low <= below || high >= above)
+               ? report_fp_error(0) : 0;
+    }
+    if (elements_nan) {
+        return 0;
+    }
+    if (!elements_inf && report_fp_error(1) < 0) {
+        return -1;
+    }
+    return isnan(result) ? report_fp_error(0) : 0;
 }
 
 /* The per-thread default stream, the interface's value 2: it orders
@@ -226,22 +446,26 @@ box_result(crpy_op op, const crpy_dtype *result, cr_type acc,
 #define PER_THREAD_STREAM 2
 
 PyDoc_STRVAR(reduce_doc,
-"reduce(op, a, method, threads, dtype=None, stream=None)\n--\n\n"
+"reduce(op, a, method, threads, dtype=None, stream=None, axis=None)\n--\n\n"
 "Reduce all elements of the array-like `a` with operator `op` ('sum',\n"
 "'mean', 'min', 'max') on the GPU; returns a NumPy scalar of NumPy's\n"
-"result dtype (or `dtype`).  Device arrays (__cuda_array_interface__,\n"
-"DLPack) are read in place.");
+"result dtype (or `dtype`), with NumPy's floating-point warnings.\n"
+"Device arrays (__cuda_array_interface__, DLPack) are read in place.\n"
+"`axis` may only name every axis (None: the whole array).");
 
 static PyObject *
 cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"op", "a", "method", "threads", "dtype",
-                               "stream", NULL};
+                               "stream", "axis", NULL};
+    static const char *const numpy_names[CRPY_OP_COUNT] = {
+        "add", "add", "minimum", "maximum"};
+    module_state *state = get_module_state(module);
     PyObject *op_name, *obj, *method_name, *threads_obj;
-    PyObject *dtype_obj = Py_None, *stream_obj = Py_None;
+    PyObject *dtype_obj = Py_None, *stream_obj = Py_None, *axis = Py_None;
     PyArray_Descr *requested = NULL;
-    PyObject *result = NULL;
-    const crpy_dtype *result_dtype;
+    PyObject *reduction = NULL, *result = NULL;
+    const crpy_dtype *reduced, *result_dtype;
     crpy_input input = {0};
     crpy_op op;
     int stream_given = 0;
@@ -251,10 +475,10 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     cr_status status;
     result_value value = {0};
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OO:reduce",
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOO:reduce",
                                      keywords, &op_name, &obj, &method_name,
                                      &threads_obj, &dtype_obj,
-                                     &stream_obj)) {
+                                     &stream_obj, &axis)) {
         return NULL;
     }
     if (parse_op(op_name, &op) < 0
@@ -270,12 +494,22 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                      "%R", dtype_obj);
         return NULL;
     }
-    if (crpy_acquire_input(obj, stream_given, stream, &input) < 0) {
-        goto error;
+    if (crpy_acquire_input(obj, stream_given, stream, &input) < 0
+        || check_axis(axis, input.ndim) < 0
+        || crpy_result_dtypes(op, input.dtype, requested, &reduced,
+                              &result_dtype) < 0) {
+        goto done;
     }
-    result_dtype = crpy_result_dtype(op, input.dtype, requested);
-    if (result_dtype == NULL) {
-        goto error;
+    if (input.n == 0 && (op == CRPY_MIN || op == CRPY_MAX)) {
+        PyErr_Format(PyExc_ValueError, "zero-size array to reduction "
+                     "operation %s which has no identity", numpy_names[op]);
+        goto done;
+    }
+    /* Level 2: the warning points at the caller of cudareduce.mean. */
+    if (op == CRPY_MEAN && input.n == 0
+        && PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice",
+                        2) < 0) {
+        goto done;
     }
     /* Run on the caller's stream, after the producer's work; else on the
      * producer's stream itself. */
@@ -292,20 +526,31 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     request.layout = &input.layout;
     request.n = input.n;
     request.type = input.dtype->type;
-    request.op = crpy_kernel_op(op);
-    request.acc = cr_accumulator_type(result_dtype->type, request.op);
+    cr_reduction_for(request.type, reduced->type, crpy_kernel_op(op),
+                     &request.cast, &request.acc, &request.op);
     request.location = input.location;
     request.stream = stream;
     Py_BEGIN_ALLOW_THREADS
     status = cr_reduce(&request, &value, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        raise_cr_error(get_module_state(module), status, &failure);
-        goto error;
+        raise_cr_error(state, status, &failure);
+        goto done;
     }
-    result = box_result(op, result_dtype, request.acc, &value, request.n);
+    /* What the producer asked to wait for is done: the checks below run
+     * on the same stream, after it. */
+    request.wait = 0;
+    reduction = box_value(&value, request.acc, reduced);
+    if (reduction == NULL
+        || report_like_numpy(state, &request, input.dtype, reduced,
+                             reduction) < 0) {
+        goto done;
+    }
+    result = op == CRPY_MEAN ? mean_of(reduction, input.n, result_dtype)
+                             : Py_NewRef(reduction);
 
-error:
+done:
+    Py_XDECREF(reduction);
     crpy_release_input(&input);
     Py_XDECREF(requested);
     return result;
@@ -341,7 +586,7 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                                "warmup", "reps", NULL};
     PyObject *op_name, *obj, *method_name, *threads_obj;
     PyObject *scalar = NULL, *times = NULL, *result = NULL;
-    const crpy_dtype *result_dtype;
+    const crpy_dtype *reduced, *result_dtype;
     crpy_input input = {0};
     crpy_op op;
     float *times_ms = NULL;
@@ -372,14 +617,15 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                         "host array");
         goto error;
     }
-    if ((result_dtype = crpy_result_dtype(op, input.dtype, NULL)) == NULL) {
+    if (crpy_result_dtypes(op, input.dtype, NULL, &reduced,
+                           &result_dtype) < 0) {
         goto error;
     }
     request->data = (const char *)input.data + input.layout.offset;
     request->n = input.n;
     request->type = input.dtype->type;
-    request->op = crpy_kernel_op(op);
-    request->acc = cr_accumulator_type(result_dtype->type, request->op);
+    cr_reduction_for(request->type, reduced->type, crpy_kernel_op(op),
+                     &request->cast, &request->acc, &request->op);
     request->location = CR_HOST;
     times_ms = PyMem_Calloc((size_t)timing.reps, sizeof(float));
     if (times_ms == NULL) {
@@ -393,7 +639,10 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         raise_cr_error(get_module_state(module), status, &failure);
         goto error;
     }
-    scalar = box_result(op, result_dtype, request->acc, &value, request->n);
+    scalar = box_value(&value, request->acc, reduced);
+    if (scalar != NULL && op == CRPY_MEAN) {
+        Py_SETREF(scalar, mean_of(scalar, request->n, result_dtype));
+    }
     times = times_to_list(times_ms, timing.reps);
     if (scalar != NULL && times != NULL) {
         result = PyTuple_Pack(2, scalar, times);
@@ -512,12 +761,19 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
         status = cr_device_query(&info, &failure);
         Py_END_ALLOW_THREADS
         if (status != CR_OK) {
-            raise_cr_error(state, status, &failure);
+            PyErr_Format(state->cuda_error, "the plan of method '%s' sizes "
+                         "its grid from the GPU's SM count, and the current "
+                         "device could not be asked (%s): pass sm_count= to "
+                         "plan without a GPU", cr_method_name(method),
+                         failure.message);
             goto error;
         }
         sm_count = info.sm_count;
     }
-    const crpy_dtype *sum_dtype = crpy_result_dtype(CRPY_SUM, dtype, NULL);
+    const crpy_dtype *sum_dtype, *unused;
+    if (crpy_result_dtypes(CRPY_SUM, dtype, NULL, &sum_dtype, &unused) < 0) {
+        goto error;
+    }
     cr_type acc = cr_accumulator_type(sum_dtype->type, CR_OP_SUM);
     status = cr_plan_launch(n, method, threads, cr_type_size(dtype->type),
                             cr_type_size(acc), sm_count, &plan, &failure);

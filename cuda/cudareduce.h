@@ -118,10 +118,21 @@ int cr_method_elements_per_thread(cr_method method, size_t item_size);
 size_t cr_type_size(cr_type type);
 /* The accumulator of reducing into `result` with `op`: a sum of any integer
  * result accumulates in 64 bits (wrapping, as NumPy's does; the result is
- * its low bits), of float16 or float32 in float32, of float64 in float64;
- * min and max keep the result type (float16 compared as float32).  The
- * element type is converted straight to it. */
+ * its low bits), of float16 or float32 in float32, of float64 in float64,
+ * of bool in bool (a logical or); min and max keep the result type
+ * (float16 compared as float32). */
 cr_type cr_accumulator_type(cr_type result, cr_op op);
+
+/* What the kernels do for NumPy's reduction of `type` elements into
+ * `result` with `op` (numpy.sum(a, dtype=result) for a sum): each element
+ * is cast to *cast (`type` itself: no cast) and combined with *kernel_op
+ * in *acc.  The cast is NumPy's per-element cast to the result dtype where
+ * it differs from converting to the accumulator: into float16 (rounding)
+ * and from floats into integers (truncating; int32, int64 or uint64, the
+ * convert NumPy's cast goes through).  A sum into bool is a logical or:
+ * the max of the elements as bool.  Plain C: no CUDA call. */
+void cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
+                      cr_type *acc, cr_op *kernel_op);
 
 /* Plans the passes of reducing n elements of item_size bytes whose
  * accumulator is acc_size bytes.  sm_count is used only where
@@ -183,8 +194,10 @@ cr_status cr_device_query(cr_device_info *info, cr_error *error);
  * buffer on the device first.  The work runs on `stream` (a cudaStream_t
  * handle: 0 the legacy default stream, 1 and 2 as in the CUDA array
  * interface); when `wait` is set, it first waits, through an event, for
- * the work queued so far on `wait_stream` (the producer's).  For n == 0 a
- * sum is 0 and min/max are an error; the GPU is not touched.  Blocks the
+ * the work queued so far on `wait_stream` (the producer's).  For n == 0
+ * the result is the identity of a sum (0) or of a logical or (false), and
+ * any other reduction is CR_ERR_INVALID (it has no identity); the GPU is
+ * not touched.  Blocks the
  * calling thread until the result is on the host; call it with the GIL
  * released.  Frees every allocation on every path. */
 typedef enum {
@@ -197,7 +210,8 @@ typedef struct {
     const cr_layout *layout;    /* NULL: n contiguous elements at data */
     int64_t n;
     cr_type type;               /* the elements' */
-    cr_type acc;                /* from cr_accumulator_type() */
+    cr_type cast;               /* cast, acc and op: from cr_reduction_for */
+    cr_type acc;
     cr_op op;
     cr_method method;
     int threads;

@@ -1,7 +1,5 @@
-/* kernels_sum_float.cu: sums of floating-point elements (float16 in a
- * float32 accumulator; any float into float32 or float64). */
+/* kernels_sum_float.cu: the instances of sums of floats (float16 in a
+ * float32 accumulator; any float into float32 or float64, and into
+ * integers through NumPy's casts). */
+#define CR_UNIT CR_UNIT_SUM_FLOAT
 #include "passes_impl.cuh"
-
-CR_INSTANTIATE_SUM_FLOAT(__half, float, double)
-CR_INSTANTIATE_SUM_FLOAT(float, float, double)
-CR_INSTANTIATE_SUM_FLOAT(double, double, float)

@@ -1,8 +1,4 @@
-/* kernels_sum_unsigned.cu: sums of unsigned integers (64-bit wrapping,
- * float32 and float64 accumulators). */
+/* kernels_sum_unsigned.cu: the instances of sums of unsigned integers
+ * (64-bit wrapping, float32 and float64 accumulators). */
+#define CR_UNIT CR_UNIT_SUM_UNSIGNED
 #include "passes_impl.cuh"
-
-CR_INSTANTIATE_SUM_INTEGER(uint8_t)
-CR_INSTANTIATE_SUM_INTEGER(uint16_t)
-CR_INSTANTIATE_SUM_INTEGER(uint32_t)
-CR_INSTANTIATE_SUM_INTEGER(uint64_t)

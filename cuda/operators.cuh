@@ -8,7 +8,9 @@
 #define CUDAREDUCE_OPERATORS_CUH
 
 #include <cuda_fp16.h>
+#include <cuda/std/cstdint>
 #include <cuda/std/limits>
+#include <cuda/std/type_traits>
 
 template <class Acc>
 struct SumOp {
@@ -47,6 +49,91 @@ struct MaxOp {
     }
 };
 
+/* Elements as the kernels read them.  Most are the C type of their NumPy
+ * dtype; two are views of the same bytes that say how an element becomes
+ * a value:
+ *
+ * numpy_bool: NumPy's bool is one byte, and any non-zero byte is True
+ * (NumPy's own TestBool::test_sum sums 0xff bytes to their count).  A C++
+ * bool may only hold 0 or 1, so reading such bytes as bool is undefined
+ * (the sum came out -200 for 200 bytes of 0xff).
+ *
+ * cast_to<T, Via>: an element of type T that NumPy's reduction loop casts
+ * to the requested dtype Via before it accumulates it (numpy.sum(a,
+ * dtype=Via)); same size and alignment as T.  Used where that cast is not
+ * what T -> accumulator does anyway: into float16 (each element rounds),
+ * and floats into integers (truncation, and what an out-of-range value
+ * becomes). */
+struct numpy_bool {
+    unsigned char byte;
+    /* For CUB, which hands elements to the operator as they are. */
+    __host__ __device__ operator bool() const { return byte != 0; }
+};
+
+template <class T, class Via>
+struct cast_to {
+    T value;
+};
+
+template <class T> using via_float16 = cast_to<T, __half>;
+template <class T> using via_int32 = cast_to<T, int32_t>;
+template <class T> using via_int64 = cast_to<T, int64_t>;
+template <class T> using via_uint64 = cast_to<T, uint64_t>;
+
+/* NumPy's C casts of a float to an integer, as x86-64 computes them (the
+ * machines NumPy's answers are taken from): the convert instruction
+ * truncates toward zero and gives the "integer indefinite" value, the
+ * lowest one, for NaN and anything outside its range.  NumPy casts to
+ * int8..int32 and uint8/uint16 through a 32-bit convert (then keeps the
+ * low bits), to uint32 and int64 through a 64-bit one, and to uint64 by
+ * subtracting 2^63 first from values at or above it.  Inside the target
+ * type's range every platform agrees; outside it, C leaves the cast
+ * undefined and NumPy's answer is x86's. */
+template <class I, class F>
+__device__ __forceinline__ I convert_truncating(F x)
+{
+    /* -2^(bits-1), exact in float and double. */
+    constexpr F low = F(cuda::std::numeric_limits<I>::min());
+    if (x >= low && x < -low) {
+        return static_cast<I>(x);
+    }
+    return cuda::std::numeric_limits<I>::min();
+}
+
+template <class F>
+__device__ __forceinline__ uint64_t convert_to_uint64(F x)
+{
+    constexpr F two_63 = F(9223372036854775808.0);
+    if (x >= two_63) {
+        return static_cast<uint64_t>(convert_truncating<int64_t>(x - two_63))
+               ^ (uint64_t(1) << 63);
+    }
+    return static_cast<uint64_t>(convert_truncating<int64_t>(x));
+}
+
+/* numpy_cast<Via>(x): x as NumPy casts it to Via. */
+template <class Via, class T>
+__device__ __forceinline__ Via numpy_cast(T x)
+{
+    if constexpr (cuda::std::is_same_v<Via, __half>) {
+        /* float -> float16 rounds once; every integer that float16 can
+         * hold is exact in float, so converting through float rounds
+         * once too. */
+        if constexpr (cuda::std::is_same_v<T, double>) {
+            return __double2half(x);
+        }
+        else {
+            return __float2half_rn(static_cast<float>(x));
+        }
+    }
+    else if constexpr (cuda::std::is_same_v<Via, uint64_t>) {
+        return convert_to_uint64(x);
+    }
+    else {
+        return convert_truncating<Via>(x);
+    }
+}
+
 /* An element as the accumulator.  Integers into a 64-bit unsigned
  * accumulator wrap modulo 2^64 (sign-extended first), which is exactly
  * NumPy's wrapping integer sum, without signed-overflow undefined
@@ -62,6 +149,26 @@ template <class Acc>
 __device__ __forceinline__ Acc to_accumulator(__half x)
 {
     return Acc(__half2float(x));
+}
+
+template <class Acc>
+__device__ __forceinline__ Acc to_accumulator(numpy_bool x)
+{
+    return Acc(x.byte != 0);
+}
+
+template <class Acc, class T, class Via>
+__device__ __forceinline__ Acc to_accumulator(cast_to<T, Via> x)
+{
+    if constexpr (cuda::std::is_same_v<T, __half>) {
+        return to_accumulator<Acc>(numpy_cast<Via>(__half2float(x.value)));
+    }
+    else if constexpr (cuda::std::is_same_v<T, numpy_bool>) {
+        return to_accumulator<Acc>(numpy_cast<Via>(x.value.byte != 0));
+    }
+    else {
+        return to_accumulator<Acc>(numpy_cast<Via>(x.value));
+    }
 }
 
 #endif /* CUDAREDUCE_OPERATORS_CUH */

@@ -1,6 +1,7 @@
-/* passes_impl.cuh: the definition of run_passes<T, Acc, Op> (declared in
- * passes.cuh) and the macros that instantiate it.  Included by the
- * kernels_*.cu files only.
+/* passes_impl.cuh: the definitions of run_passes, run_fast and run_cub
+ * (declared in passes.cuh), instantiated for the rows of instances.def.
+ * Included by the kernels_*.cu files only, each of which defines CR_UNIT:
+ * the rows it compiles.
  */
 #ifndef CUDAREDUCE_PASSES_IMPL_CUH
 #define CUDAREDUCE_PASSES_IMPL_CUH
@@ -142,37 +143,23 @@ error:
     return status;
 }
 
-/* Explicit instances, used by kernels_*.cu.  Every integer sum runs in a
- * wrapping uint64_t (see to_accumulator); cr_type INT64 and UINT64 sums
- * share it.  CUB, the reference, is instantiated for NumPy's default
- * accumulators of sum, min, max and mean only: each instance costs
- * seconds of build time. */
-#define CR_INSTANTIATE(T, Acc, Op)                                         \
+/* Explicit instances: each kernels_*.cu defines CR_UNIT and includes this
+ * file, and the rows of instances.def in its unit are instantiated here. */
+#define CR_CUB_INSTANCE_WITH_CUB(T, Acc, Op)                               \
+    template cr_status run_cub<T, Acc, Op>(                               \
+        const void *, int64_t, void *, size_t *, void *, cudaStream_t,    \
+        cr_error *);
+#define CR_CUB_INSTANCE_NO_CUB(T, Acc, Op)
+
+#define CR_INSTANCE(TYPE, CAST, ACC, OP, T, Acc, Op, CUB)                  \
     template cr_status run_passes<T, Acc, Op>(                            \
         cr_method, const cr_plan *, const void *, void *, cudaStream_t,   \
         void **, cr_error *);                                             \
     template cr_status run_fast<T, Acc, Op>(                              \
         const cr_pass *, const void *, void *, unsigned int *, void *,    \
-        cudaStream_t, cr_error *);
+        cudaStream_t, cr_error *);                                        \
+    CR_CUB_INSTANCE_##CUB(T, Acc, Op)
 
-#define CR_INSTANTIATE_WITH_CUB(T, Acc, Op)                                \
-    CR_INSTANTIATE(T, Acc, Op)                                             \
-    template cr_status run_cub<T, Acc, Op>(                               \
-        const void *, int64_t, void *, size_t *, void *, cudaStream_t,    \
-        cr_error *);
-
-/* double: the accumulator of an integer mean (NumPy's), so CUB too. */
-#define CR_INSTANTIATE_SUM_INTEGER(T)                                      \
-    CR_INSTANTIATE_WITH_CUB(T, uint64_t, SumOp<uint64_t>)                  \
-    CR_INSTANTIATE(T, float, SumOp<float>)                                 \
-    CR_INSTANTIATE_WITH_CUB(T, double, SumOp<double>)
-
-/* Own: the default accumulator (float for float16); Other: the other. */
-#define CR_INSTANTIATE_SUM_FLOAT(T, Own, Other)                            \
-    CR_INSTANTIATE_WITH_CUB(T, Own, SumOp<Own>)                            \
-    CR_INSTANTIATE(T, Other, SumOp<Other>)
-
-#define CR_INSTANTIATE_MIN(T, Acc) CR_INSTANTIATE_WITH_CUB(T, Acc, MinOp<Acc>)
-#define CR_INSTANTIATE_MAX(T, Acc) CR_INSTANTIATE_WITH_CUB(T, Acc, MaxOp<Acc>)
+#include "instances.def"
 
 #endif /* CUDAREDUCE_PASSES_IMPL_CUH */

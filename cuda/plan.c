@@ -53,7 +53,7 @@ static const size_t type_sizes[CR_TYPE_COUNT] = {
 
 /* A sum's accumulator per result type (see cr_accumulator_type). */
 static const cr_type sum_accumulators[CR_TYPE_COUNT] = {
-    CR_TYPE_INT64, CR_TYPE_INT64, CR_TYPE_INT64, CR_TYPE_INT64,
+    CR_TYPE_BOOL, CR_TYPE_INT64, CR_TYPE_INT64, CR_TYPE_INT64,
     CR_TYPE_INT64, CR_TYPE_UINT64, CR_TYPE_UINT64, CR_TYPE_UINT64,
     CR_TYPE_UINT64, CR_TYPE_FLOAT32, CR_TYPE_FLOAT32, CR_TYPE_FLOAT64,
 };
@@ -112,6 +112,52 @@ cr_accumulator_type(cr_type result, cr_op op)
         return sum_accumulators[result];
     }
     return result == CR_TYPE_FLOAT16 ? CR_TYPE_FLOAT32 : result;
+}
+
+/* The convert NumPy's cast of a float into an integer result goes
+ * through, on x86-64 (numpy_cast in operators.cuh): 32-bit signed for the
+ * types it holds, 64-bit signed for uint32 and int64, and its own
+ * sequence for uint64. */
+static cr_type
+float_to_integer_cast(cr_type result)
+{
+    switch (result) {
+    case CR_TYPE_UINT32:
+    case CR_TYPE_INT64:
+        return CR_TYPE_INT64;
+    case CR_TYPE_UINT64:
+        return CR_TYPE_UINT64;
+    default:
+        return CR_TYPE_INT32;
+    }
+}
+
+static int
+type_is_float(cr_type type)
+{
+    return type == CR_TYPE_FLOAT16 || type == CR_TYPE_FLOAT32
+           || type == CR_TYPE_FLOAT64;
+}
+
+void
+cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
+                 cr_type *acc, cr_op *kernel_op)
+{
+    *cast = type;
+    *acc = cr_accumulator_type(result, op);
+    *kernel_op = op;
+    if (op != CR_OP_SUM) {
+        return;
+    }
+    if (result == CR_TYPE_BOOL) {
+        *kernel_op = CR_OP_MAX;
+    }
+    else if (result == CR_TYPE_FLOAT16 && type != CR_TYPE_FLOAT16) {
+        *cast = CR_TYPE_FLOAT16;
+    }
+    else if (type_is_float(type) && !type_is_float(result)) {
+        *cast = float_to_integer_cast(result);
+    }
 }
 
 static cr_status

@@ -15,12 +15,41 @@
 #include "passes.cuh"
 #include "workspace.cuh"
 
+/* What is true when the runtime reports an insufficient driver: either
+ * there is no driver at all (cudaDriverGetVersion gives 0; the runtime
+ * still says "insufficient") or it is older than this build's runtime. */
+static void
+describe_driver(cudaError_t code, const char *call, cr_error *error)
+{
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0) {
+        snprintf(error->message, sizeof(error->message),
+                 "%s: no NVIDIA driver found (libcuda.so could not be "
+                 "loaded): install an NVIDIA driver that supports CUDA "
+                 "%d.%d (in %s)", cudaGetErrorName(code),
+                 CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10, call);
+    }
+    else {
+        snprintf(error->message, sizeof(error->message),
+                 "%s: the NVIDIA driver supports CUDA up to %d.%d, but this "
+                 "build of cudareduce needs CUDA %d.%d: update the driver "
+                 "(in %s)", cudaGetErrorName(code), driver / 1000,
+                 driver % 1000 / 10, CUDART_VERSION / 1000,
+                 CUDART_VERSION % 1000 / 10, call);
+    }
+}
+
 cr_status
 cr_record_cuda_error(cudaError_t code, const char *call, cr_error *error)
 {
     error->cuda_code = (int)code;
-    snprintf(error->message, sizeof(error->message), "%s: %s (in %s)",
-             cudaGetErrorName(code), cudaGetErrorString(code), call);
+    if (code == cudaErrorInsufficientDriver) {
+        describe_driver(code, call, error);
+    }
+    else {
+        snprintf(error->message, sizeof(error->message), "%s: %s (in %s)",
+                 cudaGetErrorName(code), cudaGetErrorString(code), call);
+    }
     switch (code) {
     case cudaErrorMemoryAllocation:
         return CR_ERR_NO_MEMORY;
@@ -44,79 +73,40 @@ invalid(cr_error *error, const char *message)
 
 typedef struct {
     cr_type type;
+    cr_type cast;
     cr_type acc;
     cr_op op;
     cr_passes_fn run_passes;
     cr_fast_fn run_fast;
-    cr_cub_fn run_cub;          /* NULL: not instantiated (see CR_CUB) */
+    cr_cub_fn run_cub;          /* NULL: not instantiated (instances.def) */
 } dispatch_entry;
 
-#define CR_ENTRY(TYPE, ACC, OP, T, Acc, Op, CUB) \
-    {TYPE, ACC, OP, run_passes<T, Acc, Op>, run_fast<T, Acc, Op>, CUB}
-/* CUB runs NumPy's default accumulators of sum, min, max and mean only
- * (passes_impl.cuh). */
-#define CR_CUB(T, Acc, Op) run_cub<T, Acc, Op>
-#define CR_NO_CUB NULL
-
-/* The instances of kernels_*.cu, by the cr_types they serve. */
-#define CR_SUM_INTEGER_ENTRIES(TYPE, T)                                   \
-    CR_ENTRY(TYPE, CR_TYPE_INT64, CR_OP_SUM, T, uint64_t, SumOp<uint64_t>, \
-             CR_CUB(T, uint64_t, SumOp<uint64_t>)),                       \
-    CR_ENTRY(TYPE, CR_TYPE_UINT64, CR_OP_SUM, T, uint64_t,               \
-             SumOp<uint64_t>, CR_CUB(T, uint64_t, SumOp<uint64_t>)),      \
-    CR_ENTRY(TYPE, CR_TYPE_FLOAT32, CR_OP_SUM, T, float, SumOp<float>,    \
-             CR_NO_CUB),                                                  \
-    CR_ENTRY(TYPE, CR_TYPE_FLOAT64, CR_OP_SUM, T, double, SumOp<double>,  \
-             CR_CUB(T, double, SumOp<double>))
-#define CR_SUM_FLOAT_ENTRIES(TYPE, T, OWN, Own, OTHER, Other)             \
-    CR_ENTRY(TYPE, OWN, CR_OP_SUM, T, Own, SumOp<Own>,                    \
-             CR_CUB(T, Own, SumOp<Own>)),                                 \
-    CR_ENTRY(TYPE, OTHER, CR_OP_SUM, T, Other, SumOp<Other>, CR_NO_CUB)
-#define CR_MIN_MAX_ENTRIES(TYPE, T, ACC, Acc)                             \
-    CR_ENTRY(TYPE, ACC, CR_OP_MIN, T, Acc, MinOp<Acc>,                    \
-             CR_CUB(T, Acc, MinOp<Acc>)),                                 \
-    CR_ENTRY(TYPE, ACC, CR_OP_MAX, T, Acc, MaxOp<Acc>,                    \
-             CR_CUB(T, Acc, MaxOp<Acc>))
+#define CR_CUB_ENTRY_WITH_CUB(T, Acc, Op) run_cub<T, Acc, Op>
+#define CR_CUB_ENTRY_NO_CUB(T, Acc, Op) NULL
+#define CR_INSTANCE(TYPE, CAST, ACC, OP, T, Acc, Op, CUB)                 \
+    {CR_TYPE_##TYPE, CR_TYPE_##CAST, CR_TYPE_##ACC, CR_OP_##OP,           \
+     run_passes<T, Acc, Op>, run_fast<T, Acc, Op>,                        \
+     CR_CUB_ENTRY_##CUB(T, Acc, Op)},
 
 static const dispatch_entry dispatch_table[] = {
-    CR_SUM_INTEGER_ENTRIES(CR_TYPE_BOOL, bool),
-    CR_SUM_INTEGER_ENTRIES(CR_TYPE_INT8, int8_t),
-    CR_SUM_INTEGER_ENTRIES(CR_TYPE_INT16, int16_t),
-    CR_SUM_INTEGER_ENTRIES(CR_TYPE_INT32, int32_t),
-    CR_SUM_INTEGER_ENTRIES(CR_TYPE_INT64, int64_t),
-    CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT8, uint8_t),
-    CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT16, uint16_t),
-    CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT32, uint32_t),
-    CR_SUM_INTEGER_ENTRIES(CR_TYPE_UINT64, uint64_t),
-    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT16, __half, CR_TYPE_FLOAT32, float,
-                         CR_TYPE_FLOAT64, double),
-    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT32, float, CR_TYPE_FLOAT32, float,
-                         CR_TYPE_FLOAT64, double),
-    CR_SUM_FLOAT_ENTRIES(CR_TYPE_FLOAT64, double, CR_TYPE_FLOAT64, double,
-                         CR_TYPE_FLOAT32, float),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_BOOL, bool, CR_TYPE_BOOL, bool),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_INT8, int8_t, CR_TYPE_INT8, int8_t),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_INT16, int16_t, CR_TYPE_INT16, int16_t),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_INT32, int32_t, CR_TYPE_INT32, int32_t),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_INT64, int64_t, CR_TYPE_INT64, int64_t),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_UINT8, uint8_t, CR_TYPE_UINT8, uint8_t),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_UINT16, uint16_t, CR_TYPE_UINT16, uint16_t),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_UINT32, uint32_t, CR_TYPE_UINT32, uint32_t),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_UINT64, uint64_t, CR_TYPE_UINT64, uint64_t),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_FLOAT16, __half, CR_TYPE_FLOAT32, float),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_FLOAT32, float, CR_TYPE_FLOAT32, float),
-    CR_MIN_MAX_ENTRIES(CR_TYPE_FLOAT64, double, CR_TYPE_FLOAT64, double),
+#include "instances.def"
 };
+
+#undef CR_INSTANCE
 
 #define DISPATCH_COUNT (sizeof(dispatch_table) / sizeof(dispatch_table[0]))
 
 static const dispatch_entry *
 lookup_entry(const cr_request *request, cr_error *error)
 {
+    /* Signed and unsigned integer sums share one wrapping accumulator. */
+    const cr_type acc = request->op == CR_OP_SUM
+                        && request->acc == CR_TYPE_INT64
+                        ? CR_TYPE_UINT64 : request->acc;
     for (size_t i = 0; i < DISPATCH_COUNT; i++) {
         const dispatch_entry *entry = &dispatch_table[i];
-        if (entry->type == request->type && entry->acc == request->acc
-            && entry->op == request->op) {
+        if (entry->type == request->type && entry->cast == request->cast
+            && entry->acc == acc && entry->op == request->op) {
             if (request->method == CR_METHOD_CUB && entry->run_cub == NULL) {
                 (void)invalid(error, "method 'cub' runs NumPy's default "
                                      "accumulator only: leave out dtype=");
@@ -125,8 +115,8 @@ lookup_entry(const cr_request *request, cr_error *error)
             return entry;
         }
     }
-    (void)invalid(error, "no kernel for this element type, accumulator "
-                         "and operator");
+    (void)invalid(error, "no kernel for this element type, cast, "
+                         "accumulator and operator");
     return NULL;
 }
 
@@ -411,7 +401,8 @@ reduce_host(const cr_request *request, cudaStream_t stream, void *result,
                 goto error;
             }
         }
-        part.type = request->acc;
+        /* The partials are accumulators already: no cast. */
+        part.type = part.cast = request->acc;
         part.n = chunks;
         status = reducer_open(&combine_reducer, &part, stream, error);
         combine_open = 1;
@@ -493,8 +484,6 @@ error:
 extern "C" cr_status
 cr_reduce(const cr_request *request, void *result, cr_error *error)
 {
-    static const char *const op_names[CR_OP_COUNT] = {"add", "minimum",
-                                                      "maximum"};
     cr_status status = validate_request(request, error);
     cudaStream_t stream = (cudaStream_t)request->stream;
     const size_t item = cr_type_size(request->type);
@@ -512,14 +501,12 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
         return CR_ERR_INVALID;
     }
     if (request->n == 0) {
-        if (request->op != CR_OP_SUM) {
-            snprintf(error->message, sizeof(error->message),
-                     "zero-size array to reduction operation %s which has "
-                     "no identity", op_names[request->op]);
-            error->cuda_code = 0;
-            return CR_ERR_INVALID;
+        /* 0 is the identity of a sum, and false (0) of a logical or. */
+        if (request->op != CR_OP_SUM && !(request->op == CR_OP_MAX
+                                          && request->acc == CR_TYPE_BOOL)) {
+            return invalid(error, "an empty array has no minimum or "
+                                  "maximum");
         }
-        /* 0 in every accumulator type. */
         memset(result, 0, cr_type_size(request->acc));
         return CR_OK;
     }

@@ -17,7 +17,21 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from . import _cudareduce
+try:
+    from . import _cudareduce
+except ImportError as exc:
+    # Importing the source folder (python run from the repository root
+    # after a non-editable install) finds no compiled extension there, and
+    # Python then speaks of a circular import.
+    import os as _os
+    raise ImportError(
+        f"cudareduce's compiled extension is not in "
+        f"{_os.path.dirname(__file__)}: that is the source folder, imported "
+        f"because Python was started from the repository root.  Run from "
+        f"another directory to use the installed package, or install in "
+        f"editable mode (python -m pip install -e .), which builds the "
+        f"extension into the source folder.") from exc
+from . import _masked
 from ._cudareduce import CudaError
 
 __version__ = "0.1.0"
@@ -97,7 +111,10 @@ _INPUTS_DOC = """a : array_like
         PyTorch CUDA tensors) or DLPack (JAX, PyTorch), read in place on
         the device (non-contiguous views are gathered on the device first),
         or anything ``numpy.asarray`` accepts.  dtypes: bool, int8-int64,
-        uint8-uint64, float16, float32, float64.
+        uint8-uint64, float16, float32, float64.  A ``numpy.ma`` masked
+        array is reduced as ``numpy.ma`` reduces it: masked elements do not
+        count, and if every element is masked the result is
+        ``numpy.ma.masked``.
     method : str
         A name from :func:`methods` (default ``"fast"``).
     threads : int
@@ -109,19 +126,41 @@ _STREAM_DOC = """stream : int or stream object, optional
         ``torch.cuda.Stream`` or any object with ``__cuda_stream__``.  It
         first waits for the stream that the array's
         ``__cuda_array_interface__`` names.  By default the reduction runs on
-        the array's own stream (or the per-thread default stream)."""
+        the array's own stream (or the per-thread default stream).
+    axis : None, int or tuple of ints, optional
+        Only the whole array: None, or every axis of `a` (NumPy's
+        ``AxisError`` for an axis out of range, ``ValueError`` for one that
+        would leave axes unreduced)."""
 
 _RAISES_DOC = """Raises
     ------
     TypeError
-        Unsupported dtype or `dtype`, or an argument of the wrong type.
+        Unsupported dtype or `dtype`, or an argument of the wrong type
+        (such as an axis passed where the method goes).
     ValueError
-        Unknown method, `threads` out of range, a malformed array
-        interface, or device memory that is not the current device's.
+        Unknown method, `threads` out of range, an `axis` other than
+        every axis, a malformed array interface, or device memory that is
+        not the current device's.
     CudaError
         No CUDA device or driver, or a CUDA call failed.
     MemoryError
         Not enough GPU memory."""
+
+
+def _reduce(op: str, a: ArrayLike, method: str, threads: int,
+            dtype: DTypeLike, stream: Any, axis: Any) -> Any:
+    """The extension's reduction of `a`; a masked array's unmasked
+    elements (the extension refuses its raw data)."""
+    if isinstance(a, _masked.MaskedArray):
+        return _masked.reduce(
+            op, a, dtype, lambda op, data, dtype: _cudareduce.reduce(
+                op, data, method, threads, dtype, stream, axis))
+    return _cudareduce.reduce(op, a, method, threads, dtype, stream, axis)
+
+
+def __dir__() -> list[str]:
+    # The public API, not the names this module imports for itself.
+    return sorted(__all__)
 
 
 def _documented(doc: str) -> Any:
@@ -138,8 +177,12 @@ def _documented(doc: str) -> Any:
     ----------
     {inputs}
     dtype : dtype-like, optional
-        The accumulator and result dtype, as ``numpy.sum(a, dtype=...)``;
-        it must hold `a`'s values under NumPy's ``same_kind`` casting.
+        The dtype to sum in and return, any supported one, as
+        ``numpy.sum(a, dtype=...)``: each element is cast to it first
+        (unsafely: floats into integers truncate), integers then wrap in
+        it, float16 sums run in float32 and round at the end, and
+        ``dtype=bool`` is the logical or of the elements.  Not with method
+        ``"cub"`` where it changes the accumulator.
     {stream}
 
     Returns
@@ -148,14 +191,16 @@ def _documented(doc: str) -> Any:
         Of ``numpy.sum``'s result dtype: bool and signed integers sum to
         int64, unsigned ones to uint64 (exact, wrapping like NumPy's),
         float16 to float16 (accumulated in float32), float32 and float64 in
-        their own type.  An empty array sums to 0.
+        their own type.  An empty array sums to 0.  NumPy's floating-point
+        warnings ("overflow encountered in reduce", "invalid value
+        encountered in reduce"), under ``numpy.errstate``.
 
     {raises}
     """)
 def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
         threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
-        stream: Any = None) -> Any:
-    return _cudareduce.reduce("sum", a, method, threads, dtype, stream)
+        stream: Any = None, axis: Any = None) -> Any:
+    return _reduce("sum", a, method, threads, dtype, stream, axis)
 
 
 @_documented("""Arithmetic mean of all elements of `a`, computed on the GPU.
@@ -164,29 +209,35 @@ def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
     ----------
     {inputs}
     dtype : dtype-like, optional
-        The accumulator and result dtype, as ``numpy.mean(a, dtype=...)``.
+        As ``numpy.mean(a, dtype=...)``: the elements are summed as
+        :func:`sum` does with that dtype, and the sum over the count is
+        cast to it (an integer mean truncates; ``dtype=float16`` rounds
+        the sum to float16 before dividing).
     {stream}
 
     Returns
     -------
     numpy scalar
         Of ``numpy.mean``'s result dtype: float64 for integers and bool,
-        else the input's (float16 accumulated in float32).  An empty array
-        gives NaN and a ``RuntimeWarning``, as NumPy.
+        else the input's (float16 summed in float32), with NumPy's
+        divide: the sum over an intp count in NumPy's scalar arithmetic,
+        then cast to the result dtype.  An empty array gives NaN and
+        NumPy's warnings.
 
     {raises}
     """)
 def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
          threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
-         stream: Any = None) -> Any:
-    return _cudareduce.reduce("mean", a, method, threads, dtype, stream)
+         stream: Any = None, axis: Any = None) -> Any:
+    return _reduce("mean", a, method, threads, dtype, stream, axis)
 
 
 def _extremum(op: str, adjective: str, noun: str) -> Any:
     """cudareduce.min or cudareduce.max: the same function but for `op`."""
     def extremum(a: ArrayLike, method: str = DEFAULT_METHOD, *,
-                 threads: int = DEFAULT_THREADS, stream: Any = None) -> Any:
-        return _cudareduce.reduce(op, a, method, threads, None, stream)
+                 threads: int = DEFAULT_THREADS, stream: Any = None,
+                 axis: Any = None) -> Any:
+        return _reduce(op, a, method, threads, None, stream, axis)
 
     extremum.__name__ = extremum.__qualname__ = op
     return _documented(f"""{adjective} element of `a`, computed on the GPU.

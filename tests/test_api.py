@@ -75,7 +75,8 @@ def test_version_is_the_installed_distributions():
 
 def test_sum_signature():
     params = inspect.signature(cudareduce.sum).parameters
-    assert list(params) == ["a", "method", "threads", "dtype", "stream"]
+    assert list(params) == ["a", "method", "threads", "dtype", "stream",
+                            "axis"]
     assert params["method"].default == DEFAULT_METHOD
     assert params["threads"].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["threads"].default == DEFAULT_THREADS
@@ -294,6 +295,24 @@ def test_call_without_a_device_is_a_cuda_error(no_device_report, call):
     assert CUDA_ERROR_NAME.search(message), message
 
 
+def test_no_device_message_says_what_is_true(no_device_report):
+    # Without a driver the CUDA runtime reports an "insufficient" one; the
+    # message says instead that none was found, or which CUDA the driver
+    # supports and which this build needs.  Where a driver is present and
+    # the device is hidden, it is CUDA's own "no device".
+    message = no_device_report["sum"][1]
+    assert "insufficient for CUDA runtime version" not in message, message
+    assert re.search(r"no NVIDIA driver found|the NVIDIA driver supports "
+                     r"CUDA up to \d+\.\d+, but this build of cudareduce "
+                     r"needs CUDA \d+\.\d+|cudaErrorNoDevice", message), message
+
+
+def test_plan_without_device_says_to_pass_sm_count(no_device_report):
+    message = no_device_report["plan_device"][1]
+    assert "sizes its grid from the GPU's SM count" in message, message
+    assert message.endswith("pass sm_count= to plan without a GPU"), message
+
+
 def test_calls_needing_no_device_work_without_one(no_device_report):
     assert no_device_report["plan_given_sm"] == [
         "returned", repr(cudareduce.plan(10 ** 6, sm_count=132))]
@@ -311,3 +330,30 @@ def test_fault_injection_takes_a_chunk_index_only():
                        (2 ** 70, OverflowError)):
         with pytest.raises(error):
             inject(bad)
+
+
+def test_dir_shows_the_public_api_only():
+    assert dir(cudareduce) == sorted(cudareduce.__all__)
+    assert "np" not in dir(cudareduce) and "Any" not in dir(cudareduce)
+
+
+def test_importing_the_source_folder_says_what_to_do(tmp_path):
+    # The source folder without its compiled extension, as Python finds it
+    # when started from the repository root after a non-editable install.
+    source = Path(cudareduce.__file__).resolve().parent
+    copy = tmp_path / "cudareduce"
+    copy.mkdir()
+    for module in source.glob("*.py"):
+        (copy / module.name).write_text(module.read_text())
+    # -S: no site hooks, so an editable install's finder cannot step in;
+    # NumPy's own folder is named instead.
+    numpy_parent = str(Path(np.__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-S", "-c", "import cudareduce"],
+                          cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120,
+                          env=dict(os.environ, PYTHONPATH=numpy_parent))
+    assert done.returncode != 0
+    assert "circular import" not in done.stderr.splitlines()[-1]
+    assert ("ImportError: cudareduce's compiled extension is not in "
+            f"{copy}: that is the source folder") in done.stderr, done.stderr
+    assert "Run from another directory" in done.stderr

@@ -250,15 +250,17 @@ def exact_sum(host: np.ndarray):
 
 
 def float_error_bound(op: str, host: np.ndarray, result: np.dtype,
-                      method: str) -> float:
-    """The bound of the module docstring for a float `result`."""
+                      method: str, values: np.ndarray | None = None) -> float:
+    """The bound of the module docstring for a float `result`; `values`:
+    the elements as summed, if not `host` itself (cast to a dtype=)."""
+    values = host if values is None else values
     n = host.size
     eps_acc = float(np.finfo(ACCUMULATOR[result]).eps)
     eps_result = float(np.finfo(result).eps)
     depth = longest_addition_chain(method, n, DEFAULT_THREADS,
                                    host.dtype) + 2
-    abs_sum = float(np.sum(np.abs(host.astype(np.float64))))
-    magnitude = abs(float(exact_sum(host)))
+    abs_sum = float(np.sum(np.abs(values.astype(np.float64))))
+    magnitude = abs(float(exact_sum(values)))
     bound = depth * eps_acc * abs_sum + eps_result * magnitude
     if op == "mean":
         bound = bound / n + (eps_acc + eps_result) * magnitude / n
@@ -277,15 +279,18 @@ def check_reduction(op: str, host: np.ndarray, got, method: str, *,
         want = getattr(np, op)(host)
         assert got == want, f"{op}: got {got!r}, NumPy {want!r} {note}"
         return
-    if want_type.kind in "iu":
+    if want_type.kind in "biu":
+        # Integers, and bool (a logical or): exactly NumPy's.
         numpy_op = np.sum if op == "sum" else np.mean
         want = numpy_op(host, dtype=override)
         assert int(got) == int(want), (
             f"{op}: got {got!r}, NumPy {want!r} {note}")
         return
-    exact = exact_sum(host)
+    # NumPy casts each element to dtype= before it sums (float16 rounds).
+    values = host if override is None else host.astype(override)
+    exact = exact_sum(values)
     reference = exact if op == "sum" else exact / host.size
-    bound = float_error_bound(op, host, want_type, method)
+    bound = float_error_bound(op, host, want_type, method, values)
     error = abs(float(got) - float(reference))
     assert error <= bound, (
         f"{op}: |{got!r} - exact {float(reference)!r}| = {error:.3g} > "
@@ -661,8 +666,16 @@ def default_accumulators(dtype) -> set:
 
 def cub_runs(source, target) -> bool:
     """Whether method 'cub' takes dtype=target for `source` input: only
-    when the accumulator it implies is one of NumPy's defaults."""
-    return ACCUMULATOR[np.dtype(target)] in default_accumulators(source)
+    when the accumulator it implies is one of NumPy's defaults and the
+    elements need no cast of their own (into float16, floats into
+    integers, anything but bool into bool)."""
+    source, target = np.dtype(source), np.dtype(target)
+    if target.kind == "b":
+        return source.kind == "b"
+    if (target == np.float16 and source != np.float16) or (
+            target.kind in "iu" and source.kind == "f"):
+        return False
+    return ACCUMULATOR[target] in default_accumulators(source)
 
 
 def override_values(rng, source, target) -> np.ndarray:
@@ -714,6 +727,9 @@ def test_cub_rule_as_the_spec_words_it():
     assert not cub_runs(np.float32, np.float64)
     assert not cub_runs(np.float64, np.float32)
     assert not cub_runs(np.float16, np.float64)
+    assert cub_runs(np.bool_, np.bool_) and not cub_runs(np.int8, np.bool_)
+    assert not cub_runs(np.float32, np.float16)
+    assert not cub_runs(np.float64, np.int64)
 
 
 # --- memory that is not the device's --------------------------------------------------

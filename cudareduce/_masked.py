@@ -1,0 +1,91 @@
+"""Masked arrays reduced as ``numpy.ma`` reduces them: masked elements do
+not count.
+
+The extension refuses a ``numpy.ma.MaskedArray``, so that its raw data is
+never reduced by mistake; :func:`reduce` reduces its filled data instead,
+by ``numpy.ma``'s own rules (``MaskedArray.sum``, ``mean``, ``min`` and
+``max``): masked elements become the operator's identity, a reduction
+whose every element is masked is ``numpy.ma.masked``, and a mean divides
+by the count of unmasked elements.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+import numpy.ma as ma
+
+__all__ = ["MaskedArray", "reduce"]
+
+MaskedArray = ma.MaskedArray
+
+Reducer = Callable[[str, np.ndarray, Any], Any]
+
+
+def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
+    """`op` ("sum", "mean", "min" or "max") of the unmasked elements of `a`.
+
+    Parameters
+    ----------
+    op : str
+        The operator.
+    a : numpy.ma.MaskedArray
+        The array.
+    dtype : dtype-like or None
+        The ``dtype=`` argument of sum and mean.
+    run : callable
+        ``run(op, data, dtype)`` reduces a plain ndarray on the GPU.
+
+    Returns
+    -------
+    numpy scalar or numpy.ma.masked
+        What ``getattr(a, op)(dtype=dtype)`` returns.
+    """
+    mask = ma.getmask(a)
+    every_element_masked = mask is not ma.nomask and bool(mask.all())
+    if op == "mean":
+        return _mean(a, dtype, run)
+    if op == "sum":
+        result = run("sum", a.filled(0), dtype)
+    else:
+        fill = (ma.minimum_fill_value if op == "min"
+                else ma.maximum_fill_value)(a)
+        result = run(op, a.filled(fill), None)
+    return ma.masked if every_element_masked else result
+
+
+def _mean(a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
+    """``MaskedArray.mean``: the unmasked sum (in float64 for integers,
+    float32 for float16) times 1.0 over the unmasked count; without a mask,
+    ``ndarray.mean`` of the masked array."""
+    float16_result = False
+    if dtype is None:
+        if issubclass(a.dtype.type, (np.integer, np.bool_)):
+            dtype = np.dtype(np.float64)
+        elif issubclass(a.dtype.type, np.float16):
+            dtype = np.dtype(np.float32)
+            float16_result = True
+    if ma.getmask(a) is ma.nomask:
+        return _unmasked_mean(a, dtype, float16_result, run)
+    total = reduce("sum", a, dtype, run)
+    count = a.count()
+    if count == 0:
+        return ma.masked
+    if float16_result:
+        return a.dtype.type(total * 1. / count)
+    return total * 1. / count
+
+
+def _unmasked_mean(a: ma.MaskedArray, dtype: Any, float16_result: bool,
+                   run: Reducer) -> Any:
+    """NumPy's ``_methods._mean`` as it runs on a masked array: the sum is
+    a 0-d masked array, divided in place by the intp count
+    (``casting="unsafe"``), so the quotient and its warnings are the array
+    divide's, and numpy.ma masks a quotient that is not finite."""
+    count = np.intp(a.size)
+    if count == 0:
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=6)
+    total = ma.array(run("sum", a.filled(), dtype))
+    np.true_divide(total, count, out=total, casting="unsafe")
+    return a.dtype.type(total) if float16_result else total[()]
