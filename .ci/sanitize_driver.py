@@ -37,6 +37,7 @@ import argparse
 import gc
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -72,11 +73,25 @@ PROFILES = {
     "synccheck": {"sizes": (33, 4097, 70_001), "kinds": DEVICE_KINDS},
 }
 
+# dtype= targets whose instances cast each element (cuda/instances.def):
+# into bool (a logical or), into float16 (rounding), and floats into
+# integers through the 32-bit, 64-bit and uint64 converts.  Every method
+# but cub (which runs none of them) x every source dtype, summed at one
+# size.
+CAST_TARGETS = tuple(np.dtype(d) for d in (
+    np.bool_, np.float16, np.int32, np.int64, np.uint64))
+CAST_SIZE = 4097
 
 
-
-
-
+def numpy_cast_sum(a, target):
+    """numpy.sum(a, dtype=target) for integer values, exactly: a float16
+    sum rounded once (as cudareduce's float32 accumulation of these values
+    is), the others NumPy's own."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if target == np.float16:
+            return np.float16(np.sum(a.astype(np.float64)))
+        return np.sum(a, dtype=target)
 
 
 def make_input(cupy, kind, host_wide, n):
@@ -124,6 +139,7 @@ def main() -> int:
     wrong = []
     calls = 0
     seen = set()
+    seen_casts = set()
     start = time.perf_counter()
     for d, dtype in enumerate(DTYPES):
         for s, n in enumerate(sizes):
@@ -148,6 +164,31 @@ def main() -> int:
                                      f"{want!r}")
             del made
             cupy.cuda.runtime.deviceSynchronize()
+    cast_methods = tuple(m for m in methods if m != "cub")
+    for d, dtype in enumerate(DTYPES):
+        host_wide = integer_values(rng, 2 * CAST_SIZE - 1, dtype)
+        made = {}
+        for t, target in enumerate(CAST_TARGETS):
+            for m, method in enumerate(cast_methods):
+                combo = (m * len(CAST_TARGETS) + t) * len(DTYPES) + d
+                kind = kinds[combo % len(kinds)]
+                threads = THREADS[(combo * 3) % len(THREADS)]
+                if kind not in made:
+                    made[kind] = make_input(cupy, kind, host_wide, CAST_SIZE)
+                obj, twin = made[kind]
+                want = numpy_cast_sum(twin, target)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    got = cudareduce.sum(obj, method, threads=threads,
+                                         dtype=target)
+                calls += 1
+                seen_casts.add((method, dtype.name, target.name))
+                if not same("sum", got, want):
+                    wrong.append(f"{method} sum {dtype} into {target} "
+                                 f"{kind} t{threads}: got {got!r}, NumPy "
+                                 f"{want!r}")
+        del made
+        cupy.cuda.runtime.deviceSynchronize()
     elapsed = time.perf_counter() - start
     # Free every device array before the interpreter exits, so that
     # memcheck's leak check sees only what the library itself keeps (its
@@ -155,9 +196,13 @@ def main() -> int:
     gc.collect()
     cupy.cuda.runtime.deviceSynchronize()
     expected = len(methods) * len(OPS) * len(DTYPES)
-    status = "ok" if not wrong and len(seen) == expected else "FAILED"
+    expected_casts = (len(methods) - 1) * len(DTYPES) * len(CAST_TARGETS)
+    status = ("ok" if not wrong and len(seen) == expected
+              and len(seen_casts) == expected_casts else "FAILED")
     print(f"sanitize_driver: {args.tool}: {status}: {calls} calls, "
-          f"{len(seen)}/{expected} method x op x dtype combinations, sizes "
+          f"{len(seen)}/{expected} method x op x dtype combinations, "
+          f"{len(seen_casts)}/{expected_casts} method x dtype x dtype= "
+          f"casts, sizes "
           f"{list(sizes)}, kinds {list(kinds)}, in {elapsed:.1f} s"
           + (f"; {len(wrong)} wrong, first: {wrong[:3]}" if wrong else ""),
           flush=True)

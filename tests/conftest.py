@@ -19,6 +19,7 @@ Random data
 """
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import zlib
@@ -89,6 +90,26 @@ def pytest_collection_modifyitems(config, items):
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = [item for item in items if "no_gpu" not in item.keywords]
+
+
+# Every deselected test, for .ci/gpu-check, which allows only the no_gpu
+# ones (a -k or -m that shrinks the run must not pass as a green one).
+_deselected_key = pytest.StashKey[list]()
+DESELECTED_REPORT_VARIABLE = "CUDAREDUCE_DESELECTED_REPORT"
+
+
+def pytest_deselected(items):
+    config = items[0].config if items else None
+    if config is not None:
+        config.stash.setdefault(_deselected_key, []).extend(
+            [item.nodeid, "no_gpu" in item.keywords] for item in items)
+
+
+def pytest_sessionfinish(session):
+    path = os.environ.get(DESELECTED_REPORT_VARIABLE)
+    if path:
+        with open(path, "w", encoding="utf-8") as report:
+            json.dump(session.config.stash.get(_deselected_key, []), report)
 
 
 @pytest.fixture(scope="session")

@@ -221,9 +221,16 @@ def larger_than_device(rng):
     free, total = cupy.cuda.runtime.memGetInfo()
     placeholder = cupy.cuda.runtime.malloc(free - (3 << 30))
     try:
-        pattern = rng.integers(-3, 4, 1 << 24).astype(np.int8)
-        a = np.resize(pattern, 5 << 30)          # 5 GiB > the 3 GiB left
-        want = int(np.sum(pattern, dtype=np.int64)) * (5 << 30 >> 24)
+        # 5 GiB > the 3 GiB left, and not a whole number of 16 MiB chunks
+        # (a tail); a random pattern 43 elements longer than a chunk, so
+        # every chunk's content differs (a stale ring slot, a chunk taken
+        # twice or an offset that wraps at 2^32 changes the sum), and
+        # values planted around 2^32.
+        pattern = rng.integers(-3, 4, (1 << 24) + 43).astype(np.int8)
+        a = np.resize(pattern, (5 << 30) + 12345)
+        a[(1 << 32) - 1:(1 << 32) + 2] = (120, -120, 119)
+        a[-1] = 127
+        want = int(np.sum(a, dtype=np.int64))
         assert int(cudareduce.sum(a)) == want
         assert int(cudareduce.sum(a, "multi_element")) == want
     finally:

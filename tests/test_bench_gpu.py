@@ -64,6 +64,12 @@ def test_run_other_dtypes(dtype):
     _check(doc, sizes, dtype, LADDER, threads=128)
 
 
+def test_every_peer_is_there_on_the_gpu_machine():
+    # The peer tests below take the peers that load: an empty list would
+    # let them pass without timing any.
+    assert _available_peers() == list(bench.PEERS)
+
+
 def test_run_with_peers():
     peers = _available_peers()
     doc = bench.run(sizes=1 << 16, peers=True, progress=False)

@@ -10,12 +10,12 @@ the run on any data race.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sysconfig
 from pathlib import Path
 
 import pytest
+
+from c_build import c_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "tests" / "c" / "stage_check.c",
@@ -26,19 +26,10 @@ BUILDS = {
 }
 
 
-def _compiler() -> str:
-    """The C compiler Python's own extensions are built with, else cc."""
-    configured = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    for name in (os.environ.get("CC"), configured, "cc", "gcc"):
-        if name and shutil.which(name):
-            return name
-    pytest.fail("no C compiler found (the extension's build needs one too)")
-
-
 @pytest.mark.parametrize("build", BUILDS)
 def test_staging_copies_every_element_once(build, tmp_path):
     program = tmp_path / f"stage_check_{build.replace('-', '_')}"
-    compile_command = [_compiler(), "-std=gnu11", "-Wall", "-Werror",
+    compile_command = [c_compiler(), "-std=gnu11", "-Wall", "-Werror",
                        *BUILDS[build], f"-I{ROOT / 'cuda'}",
                        *map(str, SOURCES), "-o", str(program), "-lpthread"]
     built = subprocess.run(compile_command, capture_output=True, text=True)

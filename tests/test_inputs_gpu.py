@@ -146,6 +146,13 @@ def jax_with_gpu():
     return jax
 
 
+def test_jax_cases_exist_where_jax_is_installed():
+    # The jax-dlpack cases are generated only where JAX sees a GPU: on a
+    # GPU machine with JAX installed they must not vanish silently.
+    pytest.importorskip("jax")
+    assert jax_with_gpu() is not None, "JAX is installed but sees no GPU"
+
+
 @pytest.fixture(scope="session")
 def jax():
     jax = jax_with_gpu()

@@ -1,0 +1,58 @@
+"""The parts of .ci/gpu-check's verdict that a pytest exit code and a skip
+count miss: tests deselected by -k/-m (only the no_gpu ones may be), and
+expected failures (only those on the allow-list may XFAIL; no XPASS).
+
+Usage: verdict_extras.py --deselected FILE --log FILE --allowlist FILE
+Prints each finding and exits 1 if there is any.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+
+def node_id(text: str) -> str:
+    """A node id from pytest's -ra line, relative to the repository: the
+    part from "tests/" on (the run starts elsewhere, so paths vary)."""
+    match = re.search(r"(tests/\S+?)(?: - |$)", text)
+    return match.group(1) if match else text.strip()
+
+
+def read_allowlist(path: Path) -> set[str]:
+    return {line.strip() for line in path.read_text().splitlines()
+            if line.strip() and not line.lstrip().startswith("#")}
+
+
+def findings(deselected: list, log: str, allowed: set[str]) -> list[str]:
+    found = [f"deselected, not a no_gpu test: {node}"
+             for node, is_no_gpu in deselected if not is_no_gpu]
+    for line in log.splitlines():
+        kind = line.split(" ", 1)[0]
+        if kind == "XPASS":
+            found.append(f"unexpected pass: {node_id(line[6:])}")
+        elif kind == "XFAIL" and node_id(line[6:]) not in allowed:
+            found.append(f"expected failure not on the allow-list: "
+                         f"{node_id(line[6:])}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--deselected", type=Path, required=True)
+    parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--allowlist", type=Path, required=True)
+    args = parser.parse_args(argv)
+    deselected = (json.loads(args.deselected.read_text())
+                  if args.deselected.exists() else [])
+    found = findings(deselected, args.log.read_text(errors="replace"),
+                     read_allowlist(args.allowlist))
+    for finding in found:
+        print(f"== gpu-check: FAILED: {finding}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+""".ci/verdict_extras.py: what .ci/gpu-check adds to pytest's exit code."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location(
+    "verdict_extras", ROOT / ".ci" / "verdict_extras.py")
+verdict = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(verdict)
+
+ALLOWED = "tests/test_a.py::test_known"
+LOG = f"""
+=========================== short test summary info ============================
+XFAIL ../../../work/main/{ALLOWED} - why it is known
+15802 passed, 29 deselected, 1 xfailed in 220.49s (0:03:40)
+"""
+
+
+def test_a_clean_run_has_no_findings():
+    assert verdict.findings([["tests/t.py::a", True]], LOG, {ALLOWED}) == []
+
+
+def test_a_test_deselected_by_k_or_m_is_a_finding():
+    found = verdict.findings([["tests/t.py::a", True],
+                              ["tests/t.py::b", False]], LOG, {ALLOWED})
+    assert found == ["deselected, not a no_gpu test: tests/t.py::b"]
+
+
+def test_an_xfail_not_on_the_list_is_a_finding():
+    log = LOG + "XFAIL /tmp/x/tests/test_b.py::test_new[p] - crashed\n"
+    assert verdict.findings([], log, {ALLOWED}) == [
+        "expected failure not on the allow-list: tests/test_b.py::test_new[p]"]
+
+
+def test_an_unexpected_pass_is_a_finding():
+    log = LOG + f"XPASS ../{ALLOWED} - fixed meanwhile\n"
+    assert verdict.findings([], log, {ALLOWED}) == [
+        f"unexpected pass: {ALLOWED}"]
+
+
+def test_the_command_line_and_the_allowlist_file(tmp_path):
+    (tmp_path / "d.json").write_text(json.dumps([["tests/t.py::b", False]]))
+    (tmp_path / "log").write_text(LOG)
+    (tmp_path / "allow").write_text(f"# a comment\n{ALLOWED}\n")
+    args = ["--deselected", str(tmp_path / "d.json"), "--log",
+            str(tmp_path / "log"), "--allowlist", str(tmp_path / "allow")]
+    assert verdict.main(args) == 1
+    (tmp_path / "d.json").write_text("[]")
+    assert verdict.main(args) == 0
+
+
+def test_the_projects_allowlist_names_tests_that_exist():
+    for node in verdict.read_allowlist(ROOT / ".ci" / "xfail-allowlist"):
+        path, name = node.split("::")
+        assert f"def {name}(" in (ROOT / path).read_text(), node
