@@ -226,7 +226,6 @@ class CudaBuildExt(build_ext):
 ext = Extension(
     "cudareduce._cudareduce",
     sources=rel_sources("csrc/*.c") + rel_sources("cuda/*.c"),
-    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
     extra_compile_args=["-std=c11", "-Wall", "-Wextra",
                         "-Wno-unused-parameter"],
     # cudart static, then what it needs; the C++ runtime for the nvcc objects.

@@ -11,9 +11,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#ifndef NPY_NO_DEPRECATED_API
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
-#endif
 /* One NumPy API table for the three files; module.c imports it. */
 #define PY_ARRAY_UNIQUE_SYMBOL cudareduce_ARRAY_API
 #ifndef CUDAREDUCE_MODULE_C

@@ -1,0 +1,113 @@
+"""Checks that a source distribution builds and tests like the repository.
+
+Usage: check_sdist.py SDIST [--repo DIR]
+
+- Every file git tracks is in the sdist (the build's sources and headers,
+  and everything the test suite reads: helpers, C checks, data, recorded
+  figures, the notebook, .ci's scripts, the README).
+- Every ``#include "..."`` of every C, CUDA and header file in the sdist
+  resolves inside it: next to the including file, or in cuda/ or csrc/
+  (the include directories setup.py gives the compilers).
+- Every import of a sibling module by a file in tests/ resolves in tests/.
+
+Prints each problem and exits 1 if there is any, else prints a summary.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import subprocess
+import sys
+import tarfile
+from pathlib import Path, PurePosixPath
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+SOURCE_SUFFIXES = {".c", ".h", ".cu", ".cuh", ".def"}
+INCLUDE_DIRS = ("cuda", "csrc")
+
+
+def sdist_files(path: Path) -> dict[str, bytes]:
+    """{path relative to the sdist's top folder: content} of its files."""
+    files = {}
+    with tarfile.open(path) as archive:
+        for member in archive.getmembers():
+            if member.isfile():
+                relative = PurePosixPath(*PurePosixPath(member.name).parts[1:])
+                files[str(relative)] = archive.extractfile(member).read()
+    return files
+
+
+# Tracked files that only git needs.
+REPOSITORY_ONLY = {".gitignore"}
+
+
+def missing_tracked(files: dict, tracked: list[str]) -> list[str]:
+    return [f"not in the sdist: {name}" for name in tracked
+            if name not in files and name not in REPOSITORY_ONLY]
+
+
+def unresolved_includes(files: dict) -> list[str]:
+    problems = []
+    for name, content in sorted(files.items()):
+        if PurePosixPath(name).suffix not in SOURCE_SUFFIXES:
+            continue
+        here = PurePosixPath(name).parent
+        for header in INCLUDE.findall(content.decode(errors="replace")):
+            candidates = [here / header] + [PurePosixPath(d) / header
+                                            for d in INCLUDE_DIRS]
+            if not any(str(c) in files for c in candidates):
+                problems.append(f"{name}: #include \"{header}\" is not in "
+                                f"the sdist")
+    return problems
+
+
+def unresolved_test_imports(files: dict, tracked: list[str]) -> list[str]:
+    """Imports, by the sdist's tests/ files, of the repository's test
+    modules (tests/*.py, imported as siblings) that the sdist lacks."""
+    def stems(names):
+        return {PurePosixPath(n).stem for n in names
+                if n.startswith("tests/") and n.endswith(".py")
+                and n.count("/") == 1}
+    ours, shipped = stems(tracked), stems(files)
+    problems = []
+    for name, content in sorted(files.items()):
+        if not (name.startswith("tests/") and name.endswith(".py")):
+            continue
+        for node in ast.walk(ast.parse(content)):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                modules = [node.module or ""]
+            else:
+                continue
+            for module in modules:
+                top = module.split(".")[0]
+                if top in ours and top not in shipped:
+                    problems.append(f"{name}: imports {top}, not in the "
+                                    f"sdist's tests/")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sdist", type=Path)
+    parser.add_argument("--repo", type=Path, default=Path.cwd())
+    args = parser.parse_args(argv)
+    tracked = subprocess.run(["git", "ls-files"], cwd=args.repo, check=True,
+                             capture_output=True, text=True).stdout.split()
+    files = sdist_files(args.sdist)
+    problems = (missing_tracked(files, tracked) + unresolved_includes(files)
+                + unresolved_test_imports(files, tracked))
+    for problem in problems:
+        print(f"check_sdist: {problem}")
+    if problems:
+        return 1
+    print(f"check_sdist: OK: {args.sdist.name}: {len(files)} files, every "
+          f"one of the {len(tracked)} git tracks, every #include and test "
+          f"import resolved")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

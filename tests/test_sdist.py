@@ -1,0 +1,67 @@
+""".ci/check_sdist.py, on small made-up source distributions; .ci/run runs
+it on the real one (and builds the wheel from it)."""
+from __future__ import annotations
+
+import importlib.util
+import io
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location(
+    "check_sdist", ROOT / ".ci" / "check_sdist.py")
+check_sdist = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(check_sdist)
+
+COMPLETE = {
+    "csrc/module.c": b'#include "extension.h"\n#include <Python.h>\n',
+    "csrc/extension.h": b'#include "cudareduce.h"\n',
+    "cuda/cudareduce.h": b"",
+    "cuda/reduce.cu": b'#include "instances.def"\n',
+    "cuda/instances.def": b"",
+    "tests/test_a.py": b"import numpy\nfrom api_contract import X\n",
+    "tests/api_contract.py": b"X = 1\n",
+}
+TRACKED = sorted(COMPLETE) + [".gitignore"]
+
+
+def sdist(tmp_path: Path, files: dict) -> Path:
+    path = tmp_path / "cudareduce-0.1.0.tar.gz"
+    with tarfile.open(path, "w:gz") as archive:
+        for name, content in files.items():
+            info = tarfile.TarInfo(f"cudareduce-0.1.0/{name}")
+            info.size = len(content)
+            archive.addfile(info, io.BytesIO(content))
+    return path
+
+
+def problems(tmp_path, files):
+    read = check_sdist.sdist_files(sdist(tmp_path, files))
+    return (check_sdist.missing_tracked(read, TRACKED)
+            + check_sdist.unresolved_includes(read)
+            + check_sdist.unresolved_test_imports(read, TRACKED))
+
+
+def test_a_complete_sdist_passes(tmp_path):
+    assert problems(tmp_path, COMPLETE) == []
+
+
+def test_a_missing_header_is_reported_twice(tmp_path):
+    files = {k: v for k, v in COMPLETE.items() if k != "csrc/extension.h"}
+    assert problems(tmp_path, files) == [
+        "not in the sdist: csrc/extension.h",
+        'csrc/module.c: #include "extension.h" is not in the sdist']
+
+
+def test_a_missing_test_helper_is_reported(tmp_path):
+    files = {k: v for k, v in COMPLETE.items()
+             if k != "tests/api_contract.py"}
+    assert problems(tmp_path, files) == [
+        "not in the sdist: tests/api_contract.py",
+        "tests/test_a.py: imports api_contract, not in the sdist's tests/"]
+
+
+def test_an_include_found_in_an_include_directory_resolves(tmp_path):
+    # csrc/extension.h includes cuda/cudareduce.h through -I cuda.
+    assert check_sdist.unresolved_includes(
+        check_sdist.sdist_files(sdist(tmp_path, COMPLETE))) == []
