@@ -423,12 +423,14 @@ TORCH_VIEWS = {
 # One per item size the gather handles.
 VIEW_DTYPES = tuple(np.dtype(d) for d in (np.int8, np.float16, np.int32,
                                           np.float64))
+# CuPy views: every method and operator (the gather feeds each kernel);
+# PyTorch's, through two protocols, the fast path and the reference.
 VIEW_METHODS = ("fast", "cub")
 VIEW_OPS = ("sum", "max")
 
 
-@pytest.mark.parametrize("method", VIEW_METHODS)
-@pytest.mark.parametrize("op", VIEW_OPS)
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", VIEW_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("view", ARRAY_VIEWS)
 def test_cupy_views(cupy, rng, seed_note, view, dtype, op, method):

@@ -408,11 +408,16 @@ def test_sum_beyond_2_31_elements_is_exact(huge_int32, seed_note, method,
 
 def test_plan_without_sm_count_asks_this_device():
     # Enough elements that multi_element's first pass is capped at
-    # sm_count * (2048 // threads) blocks: the cap reveals the SM count.
+    # sm_count * (2048 // threads) blocks: the cap reveals the SM count,
+    # which must be the device's as CuPy reads it (not the library's own
+    # query compared with itself).
+    cupy = pytest.importorskip("cupy")
+    device = cupy.cuda.runtime.getDevice()
+    sm_count = cupy.cuda.runtime.getDeviceProperties(device)[
+        "multiProcessorCount"]
     n = 2 ** 40
     for threads in (64, 256, 1024):
         passes = cudareduce.plan(n, "multi_element", threads=threads)
-        sm_count, rest = divmod(passes[0].blocks, 2048 // threads)
-        assert sm_count >= 1 and rest == 0, passes
+        assert passes[0].blocks == sm_count * (2048 // threads), passes
         assert passes == cudareduce.plan(n, "multi_element", threads=threads,
                                          sm_count=sm_count)
