@@ -67,6 +67,7 @@ import gc
 import importlib.util
 import math
 import os
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -541,6 +542,32 @@ def stream_values(rng) -> np.ndarray:
     return rng.integers(1, 2 ** 40, size=2 ** 22, dtype=np.int64)
 
 
+class SideStreamWrite(NamedTuple):
+    """A CuPy stream-ordering case: `x` holds zeros that `write()` (called
+    inside ``with side:``) overwrites with `host`'s values on `side`,
+    behind a spin; `other` is a second non-blocking stream."""
+    host: np.ndarray
+    x: Any
+    side: Any
+    other: Any
+    write: Any
+
+
+def side_stream_write(cupy, cupy_spin, rng) -> SideStreamWrite:
+    host = stream_values(rng)
+    values = cupy.asarray(host)
+    x = cupy.zeros_like(values)
+    synchronize(cupy)
+    warm_up(x)
+    side = cupy.cuda.Stream(non_blocking=True)
+
+    def write():
+        cupy_spin()
+        x.data.copy_from_device_async(values.data, values.nbytes, side)
+    return SideStreamWrite(host, x, side,
+                           cupy.cuda.Stream(non_blocking=True), write)
+
+
 def warm_up(zeros) -> None:
     """One reduction of the zeros before the side stream's work: the
     library's kept workspace then exists, so that the call under test
@@ -557,23 +584,17 @@ def test_cupy_array_written_on_a_side_stream(cupy, cupy_spin, rng, seed_note,
     """Written on a non-blocking stream right before the call, inside
     ``with side:``: CuPy's CAI names `side` as its 'stream', which the
     reduction runs on (no stream=) or waits for (stream=)."""
-    host = stream_values(rng)
-    values = cupy.asarray(host)
-    x = cupy.zeros_like(values)
-    synchronize(cupy)
-    warm_up(x)
-    side = cupy.cuda.Stream(non_blocking=True)
-    other = cupy.cuda.Stream(non_blocking=True)
+    case = side_stream_write(cupy, cupy_spin, rng)
+    other = case.other
     stream = {"none": None, "other-stream": other, "other-ptr": other.ptr,
               "legacy-0": 0, "legacy-1": 1, "per-thread-2": 2}[argument]
-    with side:
-        cupy_spin()
-        x.data.copy_from_device_async(values.data, values.nbytes, side)
-        exported = x.__cuda_array_interface__.get("stream")
-        got = cudareduce.sum(x, stream=stream)
-    assert int(got) == int(np.sum(host)), (
+    with case.side:
+        case.write()
+        exported = case.x.__cuda_array_interface__.get("stream")
+        got = cudareduce.sum(case.x, stream=stream)
+    assert int(got) == int(np.sum(case.host)), (
         f"got {got!r}: not ordered after the write on the side stream "
-        f"{side.ptr:#x} (CAI 'stream' {exported!r}) {seed_note}")
+        f"{case.side.ptr:#x} (CAI 'stream' {exported!r}) {seed_note}")
 
 
 @pytest.mark.parametrize("argument", ["none", "other-stream"])
@@ -581,20 +602,15 @@ def test_cai_stream_key_is_honoured(cupy, cupy_spin, rng, seed_note,
                                     argument):
     # The interface itself, not CuPy's export policy: a v3 dict naming the
     # stream that writes the data.
-    host = stream_values(rng)
-    values = cupy.asarray(host)
-    x = cupy.zeros_like(values)
-    synchronize(cupy)
-    warm_up(x)
-    side = cupy.cuda.Stream(non_blocking=True)
-    other = cupy.cuda.Stream(non_blocking=True)
+    case = side_stream_write(cupy, cupy_spin, rng)
+    x = case.x
     obj = CAI(interface(shape=x.shape, typestr=x.dtype.str,
-                        data=(x.data.ptr, False), stream=side.ptr))
-    with side:
-        cupy_spin()
-        x.data.copy_from_device_async(values.data, values.nbytes, side)
-    got = cudareduce.sum(obj, stream=other if argument != "none" else None)
-    assert int(got) == int(np.sum(host)), seed_note
+                        data=(x.data.ptr, False), stream=case.side.ptr))
+    with case.side:
+        case.write()
+    got = cudareduce.sum(obj,
+                         stream=case.other if argument != "none" else None)
+    assert int(got) == int(np.sum(case.host)), seed_note
 
 
 @pytest.mark.parametrize("how", ["stream-object", "stream-handle", "dlpack",

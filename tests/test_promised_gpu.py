@@ -20,7 +20,7 @@ import cudareduce
 from api_contract import METHODS
 from dlpack_capsules import KDL_CUDA, KDL_INT, Producer
 from test_inputs_gpu import (cupy, cupy_spin, numba_cuda,  # noqa: F401
-                             stream_values, synchronize, warm_up)
+                             side_stream_write, synchronize)
 from test_inputs_offline import CAI, DLPackOnly, numpy_outcome, same_value
 
 pytestmark = pytest.mark.gpu
@@ -115,18 +115,12 @@ class CudaStreamProtocol:
 
 def test_cuda_stream_protocol_orders_after_the_producer(  # noqa: F811
         cupy, cupy_spin, rng, seed_note):
-    host = stream_values(rng)
-    values = cupy.asarray(host)
-    x = cupy.zeros_like(values)
-    synchronize(cupy)
-    warm_up(x)
-    side = cupy.cuda.Stream(non_blocking=True)
-    other = cupy.cuda.Stream(non_blocking=True)
-    with side:
-        cupy_spin()
-        x.data.copy_from_device_async(values.data, values.nbytes, side)
-        got = cudareduce.sum(x, stream=CudaStreamProtocol(other.ptr))
-    assert int(got) == int(np.sum(host)), seed_note
+    case = side_stream_write(cupy, cupy_spin, rng)
+    with case.side:
+        case.write()
+        got = cudareduce.sum(case.x,
+                             stream=CudaStreamProtocol(case.other.ptr))
+    assert int(got) == int(np.sum(case.host)), seed_note
 
 
 def test_negative_control_an_unordered_reduction_reads_the_zeros(
@@ -134,21 +128,15 @@ def test_negative_control_an_unordered_reduction_reads_the_zeros(
     # The stream tests' set-up can see a missing wait: an interface that
     # names no stream, reduced on another non-blocking stream while the
     # side stream still spins, runs before the write and sums the zeros.
-    host = stream_values(rng)
-    values = cupy.asarray(host)
-    x = cupy.zeros_like(values)
-    synchronize(cupy)
-    warm_up(x)
+    case = side_stream_write(cupy, cupy_spin, rng)
     bare = CAI({key: value for key, value in
-                x.__cuda_array_interface__.items() if key != "stream"})
-    side = cupy.cuda.Stream(non_blocking=True)
-    other = cupy.cuda.Stream(non_blocking=True)
-    with side:
-        cupy_spin()
-        x.data.copy_from_device_async(values.data, values.nbytes, side)
-        got = cudareduce.sum(bare, stream=other.ptr)
+                case.x.__cuda_array_interface__.items() if key != "stream"})
+    with case.side:
+        case.write()
+        got = cudareduce.sum(bare, stream=case.other.ptr)
     synchronize(cupy)
-    assert int(got) != int(np.sum(host)), (
+    want = int(np.sum(case.host))
+    assert int(got) != want, (
         f"unordered, yet it saw the write: the spin is too short to show "
         f"a missing wait {seed_note}")
-    assert int(cudareduce.sum(x)) == int(np.sum(host))
+    assert int(cudareduce.sum(case.x)) == want
