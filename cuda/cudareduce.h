@@ -197,9 +197,9 @@ cr_status cr_device_query(cr_device_info *info, cr_error *error);
  * the work queued so far on `wait_stream` (the producer's).  For n == 0
  * the result is the identity of a sum (0) or of a logical or (false), and
  * any other reduction is CR_ERR_INVALID (it has no identity); the GPU is
- * not touched.  Blocks the
- * calling thread until the result is on the host; call it with the GIL
- * released.  Frees every allocation on every path. */
+ * not touched.  Blocks the calling thread until the result is on the
+ * host; call it with the GIL released.  Frees every allocation on every
+ * path. */
 typedef enum {
     CR_HOST = 0,
     CR_DEVICE
