@@ -22,8 +22,12 @@ try:
 except ImportError as exc:
     # Importing the source folder (python run from the repository root
     # after a non-editable install) finds no compiled extension there, and
-    # Python then speaks of a circular import.
+    # Python then speaks of a circular import.  An extension that is there
+    # but fails to load keeps its own error.
+    import glob as _glob
     import os as _os
+    if _glob.glob(_os.path.join(_os.path.dirname(__file__), "_cudareduce*")):
+        raise
     raise ImportError(
         f"cudareduce's compiled extension is not in "
         f"{_os.path.dirname(__file__)}: that is the source folder, imported "
@@ -181,8 +185,9 @@ def _documented(doc: str) -> Any:
         ``numpy.sum(a, dtype=...)``: each element is cast to it first
         (unsafely: floats into integers truncate), integers then wrap in
         it, float16 sums run in float32 and round at the end, and
-        ``dtype=bool`` is the logical or of the elements.  Not with method
-        ``"cub"`` where it changes the accumulator.
+        ``dtype=bool`` is the logical or of the elements.  Method
+        ``"cub"`` takes only a dtype that keeps NumPy's default
+        accumulator and casts no element (ValueError otherwise).
     {stream}
 
     Returns
