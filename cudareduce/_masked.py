@@ -42,10 +42,10 @@ def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
     numpy scalar or numpy.ma.masked
         What ``getattr(a, op)(dtype=dtype)`` returns.
     """
-    mask = ma.getmask(a)
-    every_element_masked = mask is not ma.nomask and bool(mask.all())
     if op == "mean":
         return _mean(a, dtype, run)
+    mask = ma.getmask(a)
+    every_element_masked = mask is not ma.nomask and bool(mask.all())
     if op == "sum":
         result = run("sum", a.filled(0), dtype)
     else:
