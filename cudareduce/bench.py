@@ -18,14 +18,18 @@ The same from Python (the command line is a thin layer over it)::
 
 How a figure is measured
 ------------------------
-- Fresh random data for every size of every run: uniform [0, 1) for floats,
-  uniform integers in [-1000, 1000] for ints (``--seed`` to repeat a run).
+- Fresh random data for every size of every run (``--seed`` to repeat a
+  run): non-zero integers, of either sign, of magnitude up to 1000 -- for
+  float32 fewer as n grows (:func:`value_limit`), so that every sum is exact
+  in every order of additions.  The data's values do not change a kernel's
+  time (no denormals, no data-dependent branches).
 - Each method's result is checked against NumPy *before* it is timed (a short
-  pilot run), and again after.  Integers must match the exact int64 sum;
-  floats must lie within ``2 * eps(dtype) * max(1, ceil(log2 n)) * sum(|x|)``
-  of the sum computed in long double (twice the worst-case error bound of a
-  pairwise tree of depth log2 n).  A method that fails is reported as WRONG
-  and not timed (``correct: false``, ``median_us``/``gbps`` null).
+  pilot run), and again after: it must equal the exact sum.  Every element
+  counts at least 1, so a method that loses or doubles a single element
+  anywhere is reported as WRONG and not timed (``correct: false``,
+  ``median_us``/``gbps`` null).  (A float tolerance would not see that: the
+  previous bound of this check, 2 eps log2(n) sum|x|, let ~1,800 elements of
+  uniform [0, 1) data go missing at 2^28.)
 - Timing uses CUDA events around each run's kernels only (never host copies),
   after ``WARMUP`` untimed runs; reps are chosen from the pilot so that the
   timed runs take about ``TARGET_SECONDS`` of GPU time, clamped to
@@ -98,7 +102,7 @@ __all__ = [
     "ladder_timer", "load_peer",
     "main", "make_document", "make_result", "measure_copy", "measure_method",
     "order_results", "parse_size", "parse_sizes", "random_array",
-    "reference_sum", "rotation_buffers", "run", "speedups", "tolerance",
+    "reference_sum", "rotation_buffers", "run", "speedups", "value_limit",
     "validate_document", "write_json",
 ]
 
@@ -236,30 +240,15 @@ def choose_reps(estimate_ms: float, target_seconds: float = TARGET_SECONDS,
     return int(min(max_reps, max(min_reps, wanted)))
 
 
-def tolerance(dtype: str, n: int, abs_sum: float) -> float:
-    """Largest accepted ``|result - reference|`` of a sum of `n` elements.
-
-    0 for integer dtypes (exact); for floats
-    ``2 * eps(dtype) * max(1, ceil(log2 n)) * abs_sum`` with ``abs_sum`` the
-    sum of the absolute values.
-    """
-    dt = np.dtype(dtype)
-    if dt.kind in "iu":
-        return 0.0
-    depth = max(1, math.ceil(math.log2(n))) if n > 1 else 1
-    return 2.0 * float(np.finfo(dt).eps) * depth * abs(float(abs_sum))
-
-
-def is_correct(value: Any, reference: Any, tol: float, dtype: str) -> bool:
-    """Whether a computed sum `value` matches `reference`: exactly for
-    integer dtypes, within `tol` (and finite) for floats."""
-    if np.dtype(dtype).kind in "iu":
-        try:
-            return int(value) == int(reference)
-        except (TypeError, ValueError, OverflowError):
-            return False
-    got = float(value)
-    return math.isfinite(got) and abs(got - float(reference)) <= tol
+def is_correct(value: Any, reference: int) -> bool:
+    """Whether a computed sum `value` equals the exact sum `reference` of
+    :func:`random_array`'s data (an integer, whatever the dtype)."""
+    try:
+        got = float(value) if isinstance(value, (float, np.floating)) \
+            else int(value)
+        return math.isfinite(got) and got == reference
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 # ---------------------------------------------------------------------------
@@ -967,26 +956,43 @@ def measure_copy(l2_bytes: int, total_bytes: int) -> float:
     return 2 * nbytes / (statistics.median(times) * 1e-3) / 1e9
 
 
-def random_array(rng: np.random.Generator, n: int, dtype: str) -> np.ndarray:
-    """`n` random elements: uniform [0, 1) floats, or ints in [-1000, 1000]."""
+def value_limit(n: int, dtype: str) -> int:
+    """The largest magnitude of :func:`random_array`'s `n` values: 1000, or
+    for floats fewer where needed for exact sums in every order.
+
+    A partial sum of k <= n independent values of random sign and magnitude
+    <= L exceeds t in magnitude with probability <= 2 exp(-t^2 / (2 k L^2))
+    (Hoeffding).  With t = 2^(significand bits), the largest integer below
+    which every integer is a float of the dtype, and L = t / sqrt(2^11 n),
+    that is <= 2 exp(-1024) for each of the < 2n partial sums of any plan:
+    every sum is exact.  float32: L = 1000 up to n = 2^17, 22 at 2^28, 1
+    from 2^36 on (the margin exp(-1024) then holds up to 2^37 elements,
+    512 GiB of float32); float64: 1000 always.
+    """
     dt = np.dtype(dtype)
-    if dt.kind == "f":
-        return rng.random(n, dtype=dt)
-    return rng.integers(-1000, 1000, n, dtype=dt, endpoint=True)
+    if dt.kind != "f":
+        return 1000
+    t = 2 ** (np.finfo(dt).nmant + 1)
+    return max(1, min(1000, math.isqrt(t * t // (2 ** 11 * max(n, 1)))))
 
 
-def reference_sum(a: np.ndarray) -> tuple[Any, float]:
-    """NumPy's reference: (sum, sum of |x|); the sum is the exact int64 sum
-    for ints, a long-double sum for floats (|x| sum 0.0 for ints)."""
-    if a.dtype.kind in "iu":
-        return int(np.sum(a, dtype=np.int64)), 0.0
-    total = np.sum(a, dtype=np.longdouble)
-    abs_sum = float(np.sum(np.abs(a), dtype=np.float64))
-    return total, abs_sum
+def random_array(rng: np.random.Generator, n: int, dtype: str) -> np.ndarray:
+    """`n` random non-zero integers of either sign and magnitude up to
+    :func:`value_limit`, as `dtype`."""
+    magnitude = rng.integers(1, value_limit(n, dtype), size=n,
+                             dtype=np.int32, endpoint=True)
+    negative = rng.integers(0, 2, size=n, dtype=np.int8).astype(bool)
+    np.negative(magnitude, out=magnitude, where=negative)
+    return magnitude.astype(dtype, copy=False)
 
 
-def measure_method(time_fn: TimeFn, a: np.ndarray, reference: Any, tol: float,
-             buffers: int) -> tuple[float | None, int, bool]:
+def reference_sum(a: np.ndarray) -> int:
+    """The exact sum of :func:`random_array`'s `a` (int64 holds it)."""
+    return int(np.sum(a, dtype=np.int64))
+
+
+def measure_method(time_fn: TimeFn, a: np.ndarray, reference: int,
+                   buffers: int) -> tuple[float | None, int, bool]:
     """Check, then time one method on `a`: returns (median µs, reps, correct).
 
     A pilot (one buffer, ``PILOT_WARMUP`` + ``PILOT_REPS`` runs) checks the
@@ -995,13 +1001,12 @@ def measure_method(time_fn: TimeFn, a: np.ndarray, reference: Any, tol: float,
     untimed ones, and the last result is checked again.  Wrong: (None, 0,
     False).
     """
-    dtype = a.dtype.name
     value, pilot = time_fn(a, 1, PILOT_WARMUP, PILOT_REPS)
-    if not is_correct(value, reference, tol, dtype):
+    if not is_correct(value, reference):
         return None, 0, False
     reps = choose_reps(statistics.median(pilot))
     value, times = time_fn(a, buffers, WARMUP, reps)
-    if not is_correct(value, reference, tol, dtype):
+    if not is_correct(value, reference):
         return None, 0, False
     return statistics.median(times) * 1e3, reps, True
 
@@ -1178,13 +1183,12 @@ def run(methods: Iterable[str] | None = None,
     try:
         for n in size_list:
             a = random_array(rng, n, dtype)
-            reference, abs_sum = reference_sum(a)
-            tol = tolerance(dtype, n, abs_sum)
+            reference = reference_sum(a)
             buffers = rotation_buffers(n * itemsize, info["l2_bytes"],
                                        info["total_bytes"])
             for name, timer in timers:
                 median_us, reps, correct = measure_method(
-                    timer, a, reference, tol, buffers)
+                    timer, a, reference, buffers)
                 results.append(make_result(name, dtype, n, threads, median_us,
                                            reps, correct))
                 bar.step(f"n=2^{math.log2(n):g} {name}" if n & (n - 1) == 0
@@ -1440,15 +1444,14 @@ def run_host(sizes: Iterable[int] = HOST_SIZES,
         for dtype in dtypes:
             for n in sizes:
                 a = random_array(rng, n, dtype)
-                reference, abs_sum = reference_sum(a)
-                tol = tolerance(dtype, n, abs_sum)
+                reference = reference_sum(a)
                 for name, call in calls.items():
                     median_ms, value = _wall_median_ms(lambda: call(a))
                     results.append({
                         "call": name, "dtype": dtype, "n": n,
                         "median_ms": median_ms,
                         "gbps": a.nbytes / (median_ms * 1e-3) / 1e9,
-                        "correct": is_correct(value, reference, tol, dtype)})
+                        "correct": is_correct(value, reference)})
                     bar.step(f"{dtype} n={_short_n(n)} {name}")
                 del a
     finally:

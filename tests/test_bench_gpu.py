@@ -124,3 +124,23 @@ def test_cli_sweep_writes_json_and_plots(tmp_path):
     for name in ("sweep-speedup.png", "sweep-bandwidth.png"):
         data = (tmp_path / name).read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 10_000
+
+
+def test_pytest_benchmarks_run_and_check_every_method(tmp_path):
+    """benchmarks/test_methods.py, as a user runs it (pytest-benchmark), at
+    one size that is not a power of two: every method and peer is checked
+    exactly before it is timed, so a wrong one fails this run; nothing may
+    be skipped."""
+    pytest.importorskip("pytest_benchmark")
+    suite = Path(__file__).resolve().parent.parent / "benchmarks"
+    env = {**_env(), "CUDAREDUCE_BENCH_SIZES": "1000003"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(suite / "test_methods.py"),
+         "-p", "no:cacheprovider", "-q", "-rs", "--benchmark-only",
+         "--benchmark-disable-gc", "--benchmark-columns=median"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    tail = proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, tail
+    expected = len(LADDER) + len(bench.PEERS)
+    assert f"{expected} passed" in proc.stdout, tail
+    assert "skipped" not in proc.stdout, tail
