@@ -18,7 +18,9 @@ Interface dicts
     from a table that says the exact exception type and message; or no
     damage: zero-size dicts give the identity, non-empty ones reach CUDA
     (a CudaError without a device; with one, the fake pointer is refused by
-    CUDA's pointer query as not device memory).
+    CUDA's pointer query as not device memory, or, half of the time, the
+    dict points into real device memory holding integer values, and the
+    result must be NumPy's on the same layout).
 
 ``test_inputs_offline.py`` holds a broader random-dict test that allows any
 ValueError/TypeError; this one pins each damage to its message.  Both run
@@ -36,7 +38,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import cudareduce
-from exact_data import integer_values, numpy_answer
+from exact_data import integer_values, numpy_answer, same
 
 OPS = ("sum", "mean", "min", "max")
 METHODS = tuple(cudareduce.methods())
@@ -126,13 +128,7 @@ def test_random_numpy_layouts(device_error, a, op, method, threads):
         return
     got = call()
     want = numpy_answer(op, a)
-    assert type(got) is type(want), (where, got, want)
-    if op == "mean":
-        rtol = 2e-3 if want.dtype == np.float16 else 1e-6
-        assert np.isclose(float(got), float(want), rtol=rtol, atol=0), (
-            where, got, want)
-    else:
-        assert got == want, (where, got, want)
+    assert same(op, got, want), (where, got, want)
 
 
 # --- damaged interface dicts --------------------------------------------------
@@ -265,11 +261,35 @@ def cai_dicts(draw, empty: bool):
     return d, item
 
 
+def backed_by_device_memory(d, seed):
+    """`d` pointed into a CuPy allocation of its elements, integer values,
+    and the NumPy view of the same layout over a host copy; plus the
+    allocation, to keep alive while `d` is used."""
+    cupy = pytest.importorskip("cupy")
+    dtype = TYPESTRS[d["typestr"]]
+    n = math.prod(d["shape"])
+    host = integer_values(np.random.default_rng(seed), n, dtype)
+    device = cupy.asarray(host)
+    cupy.cuda.runtime.deviceSynchronize()
+    strides = d.get("strides")
+    if strides is None:
+        strides = np.empty(d["shape"], dtype).strides
+    # The element at index 0: the highest address of a reversed layout.
+    first = sum((k - 1) * -s for k, s in zip(d["shape"], strides) if s < 0)
+    view = np.lib.stride_tricks.as_strided(
+        host.view(np.uint8)[first:].view(dtype), shape=d["shape"],
+        strides=strides, writeable=False)
+    return {**d, "data": (device.data.ptr + first, d["data"][1])}, view, \
+        device
+
+
 @PROPERTY_SETTINGS
 @given(case=st.booleans().flatmap(cai_dicts),
        damage=st.sampled_from([None] + sorted(DAMAGES)),
-       op=st.sampled_from(OPS))
-def test_damaged_cai_dicts_name_their_damage(device_error, case, damage, op):
+       op=st.sampled_from(OPS), backed=st.booleans(),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_damaged_cai_dicts_name_their_damage(device_error, case, damage, op,
+                                              backed, seed):
     d, item = case
     n = math.prod(d["shape"])
     if damage in NEEDS_WIDE_ITEM:
@@ -290,6 +310,13 @@ def test_damaged_cai_dicts_name_their_damage(device_error, case, damage, op):
             fn(CAI(d))
         assert type(info.value) is error, (damage, d, info.value)
         assert re.search(message, str(info.value)), (damage, d, info.value)
+        return
+    if n > 0 and device_error is None and backed:
+        d, view, keep = backed_by_device_memory(d, seed)
+        got = fn(CAI(d))
+        want = numpy_answer(op, view)
+        assert same(op, got, want), (d, got, want)
+        del keep
         return
     if n > 0:
         # Well formed: it reaches CUDA, which is the first to look at the
