@@ -24,12 +24,23 @@ Input kinds
     device-strided   every other element, backwards, of 2n - 1 (the first
                      one read is the allocation's last): the gather kernel,
                      negative strides;
+    dlpack           a "device" array handed over only by DLPack (an object
+                     with __dlpack__ and __dlpack_device__, no CAI);
     host             a NumPy array (through the pinned host ring);
     host-strided     a backwards strided NumPy view (the ring's gather).
 
 Device inputs are made with cupy.asarray from host data (a copy: every
-byte initialized), never by a CuPy kernel.  Prints one line starting with
-"sanitize_driver:" and exits 0 when every result was right, 1 otherwise.
+byte initialized), never by a CuPy kernel.
+
+Then, under every tool: empty inputs (sum, mean of zero elements, device
+and host, every dtype, NumPy's value and type; min/max refuse them), and
+the host ring's failure path (a fault injected at each chunk of a host
+array of two chunks and a tail, each a MemoryError, then the same call
+right).  At the end every array is freed and CuPy's pools emptied, so
+that memcheck's leak check must find nothing at all alive at exit.
+
+Prints one line starting with "sanitize_driver:" and exits 0 when every
+result was right, 1 otherwise.
 """
 from __future__ import annotations
 
@@ -47,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from exact_data import integer_values, numpy_answer, same  # noqa: E402
 
 ALL_SIZES = (1, 31, 33, 1000, 4097, (1 << 20) + 3)
-DEVICE_KINDS = ("device", "device-offset", "device-strided")
+DEVICE_KINDS = ("device", "device-offset", "device-strided", "dlpack")
 ALL_KINDS = DEVICE_KINDS + ("host", "host-strided")
 OPS = ("sum", "mean", "min", "max")
 THREADS = (64, 128, 256, 512, 1024)
@@ -81,6 +92,23 @@ PROFILES = {
 CAST_TARGETS = tuple(np.dtype(d) for d in (
     np.bool_, np.float16, np.int32, np.int64, np.uint64))
 CAST_SIZE = 4097
+# The host ring's chunk (cuda/host_ring.cu) and an int64 array of two
+# chunks and a tail: a fault is injected at chunks 0, 1 and 2.
+RING_CHUNK_BYTES = 16 << 20
+FAULT_ELEMENTS = (2 * RING_CHUNK_BYTES + 4096 + 8) // 8
+
+
+class DLPackOnly:
+    """A device array that offers only the DLPack protocol."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
 
 
 def numpy_cast_sum(a, target):
@@ -99,6 +127,8 @@ def make_input(cupy, kind, host_wide, n):
     values."""
     if kind == "device":
         return cupy.asarray(host_wide[:n]), host_wide[:n]
+    if kind == "dlpack":
+        return DLPackOnly(cupy.asarray(host_wide[:n])), host_wide[:n]
     if kind == "device-offset":
         return cupy.asarray(host_wide[:n + 1])[1:], host_wide[1:n + 1]
     if kind == "device-strided":
@@ -108,6 +138,59 @@ def make_input(cupy, kind, host_wide, n):
     if kind == "host-strided":
         return host_wide[::-2], host_wide[::-2]
     raise ValueError(kind)
+
+
+def check_empty_inputs(cupy, cudareduce, wrong) -> int:
+    """sum and mean of zero elements, device and host, every dtype: NumPy's
+    value and type (mean: NaN, its warning silenced); min/max refuse with
+    ValueError.  Returns the calls made."""
+    calls = 0
+    for dtype in DTYPES:
+        host = np.zeros((3, 0), dtype)
+        for obj in (cupy.asarray(host), host):
+            for op in OPS:
+                calls += 1
+                where = f"empty {type(obj).__module__} {dtype} {op}"
+                if op in ("min", "max"):
+                    try:
+                        getattr(cudareduce, op)(obj)
+                    except ValueError:
+                        continue
+                    wrong.append(f"{where}: no ValueError")
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    got = getattr(cudareduce, op)(obj)
+                    want = numpy_answer(op, host)
+                if type(got) is not type(want) or not same(op, got, want):
+                    wrong.append(f"{where}: got {got!r}, NumPy {want!r}")
+    return calls
+
+
+def check_injected_faults(cupy, cudareduce, rng, wrong) -> int:
+    """A host array of two ring chunks and a tail, failed at each chunk by
+    the injection hook (MemoryError), then reduced right.  Returns the
+    calls made."""
+    host = integer_values(rng, FAULT_ELEMENTS, np.dtype(np.int64))
+    want = numpy_answer("sum", host)
+    calls = 0
+    for chunk in (0, 1, 2):
+        cudareduce._cudareduce._inject_host_fault(chunk)
+        try:
+            cudareduce.sum(host)
+        except MemoryError as error:
+            if "injected" not in str(error):
+                wrong.append(f"fault at chunk {chunk}: {error!r}")
+        else:
+            wrong.append(f"fault at chunk {chunk}: no MemoryError")
+        finally:
+            cudareduce._cudareduce._inject_host_fault(-1)
+        got = cudareduce.sum(host)
+        calls += 2
+        if not same("sum", got, want):
+            wrong.append(f"after the fault at chunk {chunk}: got {got!r}, "
+                         f"NumPy {want!r}")
+    return calls
 
 
 def main() -> int:
@@ -140,6 +223,8 @@ def main() -> int:
     calls = 0
     seen = set()
     seen_casts = set()
+    seen_kinds = set()          # (dtype, input kind), both sweeps
+    seen_cast_kinds = set()
     start = time.perf_counter()
     for d, dtype in enumerate(DTYPES):
         for s, n in enumerate(sizes):
@@ -148,7 +233,9 @@ def main() -> int:
             for m, method in enumerate(methods):
                 for o, op in enumerate(OPS):
                     combo = (m * len(OPS) + o) * len(DTYPES) + d
-                    kind = kinds[(combo + s) % len(kinds)]
+                    # (m, o) steps the kind at each (dtype, size), and the
+                    # size steps it for each combination.
+                    kind = kinds[(m * len(OPS) + o + d + s) % len(kinds)]
                     threads = THREADS[(combo * 3 + s) % len(THREADS)]
                     if kind not in made:
                         made[kind] = make_input(cupy, kind, host_wide, n)
@@ -158,6 +245,7 @@ def main() -> int:
                                                   threads=threads)
                     calls += 1
                     seen.add((method, op, dtype.name))
+                    seen_kinds.add((dtype.name, kind))
                     if not same(op, got, want):
                         wrong.append(f"{method} {op} {dtype} n={n} {kind} "
                                      f"t{threads}: got {got!r}, NumPy "
@@ -171,7 +259,7 @@ def main() -> int:
         for t, target in enumerate(CAST_TARGETS):
             for m, method in enumerate(cast_methods):
                 combo = (m * len(CAST_TARGETS) + t) * len(DTYPES) + d
-                kind = kinds[combo % len(kinds)]
+                kind = kinds[(m * len(CAST_TARGETS) + t + d) % len(kinds)]
                 threads = THREADS[(combo * 3) % len(THREADS)]
                 if kind not in made:
                     made[kind] = make_input(cupy, kind, host_wide, CAST_SIZE)
@@ -183,26 +271,36 @@ def main() -> int:
                                          dtype=target)
                 calls += 1
                 seen_casts.add((method, dtype.name, target.name))
+                seen_cast_kinds.add((dtype.name, kind))
                 if not same("sum", got, want):
                     wrong.append(f"{method} sum {dtype} into {target} "
                                  f"{kind} t{threads}: got {got!r}, NumPy "
                                  f"{want!r}")
         del made
         cupy.cuda.runtime.deviceSynchronize()
+    calls += check_empty_inputs(cupy, cudareduce, wrong)
+    calls += check_injected_faults(cupy, cudareduce, rng, wrong)
     elapsed = time.perf_counter() - start
-    # Free every device array before the interpreter exits, so that
-    # memcheck's leak check sees only what the library itself keeps (its
-    # host ring and workspaces, freed when the module is torn down).
+    # Free every array and empty CuPy's caches before the interpreter
+    # exits: memcheck's leak check then sees only what the library keeps
+    # (its host ring and workspaces, freed when the module is torn down),
+    # and .ci/sanitize allows no leak at all.
     gc.collect()
     cupy.cuda.runtime.deviceSynchronize()
+    cupy.get_default_memory_pool().free_all_blocks()
+    cupy.get_default_pinned_memory_pool().free_all_blocks()
     expected = len(methods) * len(OPS) * len(DTYPES)
     expected_casts = (len(methods) - 1) * len(DTYPES) * len(CAST_TARGETS)
+    expected_kinds = len(DTYPES) * len(kinds)
     status = ("ok" if not wrong and len(seen) == expected
-              and len(seen_casts) == expected_casts else "FAILED")
+              and len(seen_casts) == expected_casts
+              and len(seen_kinds) == len(seen_cast_kinds) == expected_kinds
+              else "FAILED")
     print(f"sanitize_driver: {args.tool}: {status}: {calls} calls, "
           f"{len(seen)}/{expected} method x op x dtype combinations, "
           f"{len(seen_casts)}/{expected_casts} method x dtype x dtype= "
-          f"casts, sizes "
+          f"casts, {len(seen_kinds)}+{len(seen_cast_kinds)}/"
+          f"{expected_kinds} dtype x input kind, sizes "
           f"{list(sizes)}, kinds {list(kinds)}, in {elapsed:.1f} s"
           + (f"; {len(wrong)} wrong, first: {wrong[:3]}" if wrong else ""),
           flush=True)
