@@ -10,6 +10,8 @@
 - The stream-ordering tests can fail: a negative control, an interface
   that names no stream reduced on another stream, reads the zeros that
   the producer had not yet overwritten.
+- mean divides by exactly n: equal to NumPy's mean, bit for bit, on data
+  whose sum is exact, at sizes where n - 1 or n + 1 gives another value.
 """
 from __future__ import annotations
 
@@ -140,3 +142,22 @@ def test_negative_control_an_unordered_reduction_reads_the_zeros(
         f"unordered, yet it saw the write: the spin is too short to show "
         f"a missing wait {seed_note}")
     assert int(cudareduce.sum(case.x)) == want
+
+
+@pytest.mark.parametrize("n", [1000, 4097, 2 ** 20 + 3])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32,
+                                   np.float64], ids=str)
+@pytest.mark.parametrize("method", METHODS)
+def test_mean_divides_by_exactly_n(cupy, rng, seed_note, method, dtype, n):
+    """Integers in [1, 16]: every sum is exact, so the mean is the exact
+    sum over n rounded once, as NumPy's is; a tolerance (the other tests'
+    relative 1e-6) would accept n +- 1 at 2^20 elements.  float16 is left
+    out: its ulp (2^-10 relative) is coarser than 1/n at these sizes."""
+    host = rng.integers(1, 16, size=n, endpoint=True).astype(dtype)
+    want = np.mean(host)
+    total = int(np.sum(host.astype(np.int64)))
+    assert all(want != want.dtype.type(total / (n + k)) for k in (-1, 1)), \
+        "the data cannot tell n from n +- 1"
+    got = cudareduce.mean(cupy.asarray(host), method)
+    assert type(got) is type(want) and got == want, (
+        f"got {got!r}, NumPy {want!r} (sum {total}, n {n}) {seed_note}")
