@@ -2,38 +2,17 @@
  * result dtype of each operator, by table. */
 #include "extension.h"
 
-/* Rows in cr_type order: numpy.sum's result dtype, numpy.mean's, and the
- * dtype numpy.mean sums in (float64 for integers and bool, float32 for
- * float16). */
-static const crpy_dtype dtype_table[CR_TYPE_COUNT] = {
-    {"bool", 'b', 1, NPY_BOOL, CR_TYPE_BOOL, NPY_INT64, NPY_FLOAT64,
-     NPY_FLOAT64},
-    {"int8", 'i', 1, NPY_INT8, CR_TYPE_INT8, NPY_INT64, NPY_FLOAT64,
-     NPY_FLOAT64},
-    {"int16", 'i', 2, NPY_INT16, CR_TYPE_INT16, NPY_INT64, NPY_FLOAT64,
-     NPY_FLOAT64},
-    {"int32", 'i', 4, NPY_INT32, CR_TYPE_INT32, NPY_INT64, NPY_FLOAT64,
-     NPY_FLOAT64},
-    {"int64", 'i', 8, NPY_INT64, CR_TYPE_INT64, NPY_INT64, NPY_FLOAT64,
-     NPY_FLOAT64},
-    {"uint8", 'u', 1, NPY_UINT8, CR_TYPE_UINT8, NPY_UINT64, NPY_FLOAT64,
-     NPY_FLOAT64},
-    {"uint16", 'u', 2, NPY_UINT16, CR_TYPE_UINT16, NPY_UINT64, NPY_FLOAT64,
-     NPY_FLOAT64},
-    {"uint32", 'u', 4, NPY_UINT32, CR_TYPE_UINT32, NPY_UINT64, NPY_FLOAT64,
-     NPY_FLOAT64},
-    {"uint64", 'u', 8, NPY_UINT64, CR_TYPE_UINT64, NPY_UINT64, NPY_FLOAT64,
-     NPY_FLOAT64},
-    {"float16", 'f', 2, NPY_FLOAT16, CR_TYPE_FLOAT16, NPY_FLOAT16,
-     NPY_FLOAT16, NPY_FLOAT32},
-    {"float32", 'f', 4, NPY_FLOAT32, CR_TYPE_FLOAT32, NPY_FLOAT32,
-     NPY_FLOAT32, NPY_FLOAT32},
-    {"float64", 'f', 8, NPY_FLOAT64, CR_TYPE_FLOAT64, NPY_FLOAT64,
-     NPY_FLOAT64, NPY_FLOAT64},
-};
+/* cuda/types.def's rows, with NumPy's typenum of each. */
+#define DTYPE_ROW(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax) \
+    {#name, kind, (bits) / 8, NPY_##NAME, CR_TYPE_##NAME},
+static const crpy_dtype dtype_table[CR_TYPE_COUNT] = {CR_TYPES(DTYPE_ROW)};
+#undef DTYPE_ROW
 
-#define SUPPORTED_NAMES "bool, int8, int16, int32, int64, uint8, uint16, " \
-                        "uint32, uint64, float16, float32, float64"
+/* "bool, int8, ..., float64" for the TypeError of an unsupported dtype. */
+#define NAME_ITEM(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax) \
+    ", " #name
+static const char supported_names[] = CR_TYPES(NAME_ITEM);
+#undef NAME_ITEM
 
 static const struct {
     const char *name;
@@ -69,8 +48,8 @@ crpy_lookup_dtype(PyArray_Descr *descr)
         }
     }
     PyErr_Format(PyExc_TypeError,
-                 "cudareduce does not support dtype %S; supported dtypes: "
-                 SUPPORTED_NAMES, (PyObject *)descr);
+                 "cudareduce does not support dtype %S; supported dtypes: %s",
+                 (PyObject *)descr, supported_names + 2);
     return NULL;
 }
 
@@ -80,15 +59,34 @@ crpy_dtype_of_type(cr_type type)
     return &dtype_table[type];
 }
 
+/* NumPy's result rules, by kind: numpy.sum of bool and signed integers
+ * gives int64, of unsigned ones uint64; numpy.mean of those gives float64
+ * and sums in float64.  Floats keep their type, except that numpy.mean of
+ * float16 sums in float32. */
 static const crpy_dtype *
-dtype_of_typenum(int typenum)
+numpy_sum_dtype(const crpy_dtype *input)
 {
-    for (int t = 0; t < CR_TYPE_COUNT; t++) {
-        if (dtype_table[t].typenum == typenum) {
-            return &dtype_table[t];
-        }
+    switch (input->kind) {
+    case 'f':
+        return input;
+    case 'u':
+        return &dtype_table[CR_TYPE_UINT64];
+    default:
+        return &dtype_table[CR_TYPE_INT64];
     }
-    return NULL;
+}
+
+static const crpy_dtype *
+numpy_mean_dtype(const crpy_dtype *input)
+{
+    return input->kind == 'f' ? input : &dtype_table[CR_TYPE_FLOAT64];
+}
+
+static const crpy_dtype *
+numpy_mean_sum_dtype(const crpy_dtype *input)
+{
+    return input->type == CR_TYPE_FLOAT16 ? &dtype_table[CR_TYPE_FLOAT32]
+                                          : numpy_mean_dtype(input);
 }
 
 int
@@ -111,12 +109,11 @@ crpy_result_dtypes(crpy_op op, const crpy_dtype *input,
     }
     switch (op) {
     case CRPY_SUM:
-        *reduced = *result = given ? given
-                                   : dtype_of_typenum(input->sum_typenum);
+        *reduced = *result = given ? given : numpy_sum_dtype(input);
         break;
     case CRPY_MEAN:
-        *reduced = given ? given : dtype_of_typenum(input->mean_sum_typenum);
-        *result = given ? given : dtype_of_typenum(input->mean_typenum);
+        *reduced = given ? given : numpy_mean_sum_dtype(input);
+        *result = given ? given : numpy_mean_dtype(input);
         break;
     default:
         *reduced = *result = input;

@@ -23,16 +23,13 @@
 
 /* --- dtype_rules.c ------------------------------------------------------ */
 
-/* A dtype the kernels take. */
+/* A dtype the kernels take (a row of cuda/types.def). */
 typedef struct {
     const char *name;
     char kind;
     int itemsize;
     int typenum;        /* native NumPy type number */
     cr_type type;
-    int sum_typenum;        /* numpy.sum's result dtype */
-    int mean_typenum;       /* numpy.mean's result dtype */
-    int mean_sum_typenum;   /* the dtype numpy.mean sums in */
 } crpy_dtype;
 
 /* The row of a dtype, matched by kind and size (so every alias and byte

@@ -408,27 +408,30 @@ acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input)
 
 /* --- 3: DLPack -------------------------------------------------------------- */
 
+/* DLPack's type code of a NumPy kind. */
+static int
+dlpack_code(char kind)
+{
+    switch (kind) {
+    case 'b':
+        return DL_BOOL;
+    case 'i':
+        return DL_INT;
+    case 'u':
+        return DL_UINT;
+    default:
+        return DL_FLOAT;
+    }
+}
+
 static const crpy_dtype *
 dlpack_dtype(dl_data_type dtype)
 {
-    static const struct {
-        uint8_t code;
-        uint8_t bits;
-        cr_type type;
-    } table[] = {
-        {DL_BOOL, 8, CR_TYPE_BOOL},
-        {DL_INT, 8, CR_TYPE_INT8}, {DL_INT, 16, CR_TYPE_INT16},
-        {DL_INT, 32, CR_TYPE_INT32}, {DL_INT, 64, CR_TYPE_INT64},
-        {DL_UINT, 8, CR_TYPE_UINT8}, {DL_UINT, 16, CR_TYPE_UINT16},
-        {DL_UINT, 32, CR_TYPE_UINT32}, {DL_UINT, 64, CR_TYPE_UINT64},
-        {DL_FLOAT, 16, CR_TYPE_FLOAT16}, {DL_FLOAT, 32, CR_TYPE_FLOAT32},
-        {DL_FLOAT, 64, CR_TYPE_FLOAT64},
-    };
-    if (dtype.lanes == 1) {
-        for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-            if (table[i].code == dtype.code && table[i].bits == dtype.bits) {
-                return crpy_dtype_of_type(table[i].type);
-            }
+    for (int t = 0; dtype.lanes == 1 && t < CR_TYPE_COUNT; t++) {
+        const crpy_dtype *row = crpy_dtype_of_type((cr_type)t);
+        if (dlpack_code(row->kind) == dtype.code
+            && 8 * row->itemsize == dtype.bits) {
+            return row;
         }
     }
     PyErr_Format(PyExc_TypeError, "cudareduce does not support the DLPack "

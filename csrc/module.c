@@ -896,6 +896,10 @@ cudareduce_exec(PyObject *module)
     if (PyModule_AddObjectRef(module, "CudaError", state->cuda_error) < 0) {
         return -1;
     }
+    /* methods() lists the ladder's steps first: this many. */
+    if (PyModule_AddIntConstant(module, "LADDER_STEPS", CR_LADDER_COUNT) < 0) {
+        return -1;
+    }
     return 0;
 }
 

@@ -15,45 +15,35 @@
 extern "C" {
 #endif
 
-/* Methods, in ladder order (Harris, "Optimizing Parallel Reduction in CUDA",
- * kernels 1-7), then the fast path and CUB.  The order is the public order
- * of cudareduce.methods(). */
+/* Methods, one per row of methods.def: the ladder, then fast and CUB. */
+#include "methods.def"
+
+#define CR_METHOD_ENUMERATOR(NAME, name, BLOCK, elements, grid_stride,    \
+                             single_pass, description)                    \
+    CR_METHOD_##NAME,
 typedef enum {
-    CR_METHOD_INTERLEAVED_DIVERGENT = 0,
-    CR_METHOD_INTERLEAVED_BANK_CONFLICT,
-    CR_METHOD_SEQUENTIAL,
-    CR_METHOD_FIRST_ADD,
-    CR_METHOD_UNROLL_WARP,
-    CR_METHOD_UNROLL_COMPLETE,
-    CR_METHOD_MULTI_ELEMENT,
-    CR_METHOD_FAST,         /* past the ladder: one launch, vector loads */
-    CR_METHOD_CUB,          /* cub::DeviceReduce, the reference */
+    CR_METHODS(CR_METHOD_ENUMERATOR)
     CR_METHOD_COUNT
 } cr_method;
 
-/* The ladder's steps are the methods before this one. */
-#define CR_LADDER_COUNT CR_METHOD_FAST
+/* The ladder's steps come first: this many. */
+#define CR_LADDER_STEP(...) +1
+enum { CR_LADDER_COUNT = 0 CR_LADDER_METHODS(CR_LADDER_STEP) };
+#undef CR_LADDER_STEP
+#undef CR_METHOD_ENUMERATOR
 
-/* The fast method: 16-byte loads, this many in flight per thread. */
-#define CR_FAST_UNROLL 4
+/* Element types (NumPy's numeric dtypes), one per row of types.def.  The
+ * accumulator of a reduction is one of these too. */
+#include "types.def"
 
-/* Element types (NumPy's numeric dtypes).  The accumulator of a reduction
- * is one of these too. */
+#define CR_TYPE_ENUMERATOR(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, \
+                           MinmaxAcc)                                      \
+    CR_TYPE_##NAME,
 typedef enum {
-    CR_TYPE_BOOL = 0,
-    CR_TYPE_INT8,
-    CR_TYPE_INT16,
-    CR_TYPE_INT32,
-    CR_TYPE_INT64,
-    CR_TYPE_UINT8,
-    CR_TYPE_UINT16,
-    CR_TYPE_UINT32,
-    CR_TYPE_UINT64,
-    CR_TYPE_FLOAT16,
-    CR_TYPE_FLOAT32,
-    CR_TYPE_FLOAT64,
+    CR_TYPES(CR_TYPE_ENUMERATOR)
     CR_TYPE_COUNT
 } cr_type;
+#undef CR_TYPE_ENUMERATOR
 
 /* Operators.  A mean is a sum divided on the host. */
 typedef enum {
@@ -116,11 +106,10 @@ int cr_method_elements_per_thread(cr_method method, size_t item_size);
 
 /* Size in bytes of an element type; 0 for an invalid one. */
 size_t cr_type_size(cr_type type);
-/* The accumulator of reducing into `result` with `op`: a sum of any integer
- * result accumulates in 64 bits (wrapping, as NumPy's does; the result is
- * its low bits), of float16 or float32 in float32, of float64 in float64,
- * of bool in bool (a logical or); min and max keep the result type
- * (float16 compared as float32). */
+/* The accumulator of reducing into `result` with `op`: types.def's
+ * SUM_ACC or MINMAX_ACC of `result` (a sum of integers wraps in 64 bits as
+ * NumPy's does, the result being its low bits; a sum into bool is a
+ * logical or). */
 cr_type cr_accumulator_type(cr_type result, cr_op op);
 
 /* What the kernels do for NumPy's reduction of `type` elements into

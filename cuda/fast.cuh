@@ -16,6 +16,7 @@
 
 #include "cudareduce.h"
 #include "operators.cuh"
+#include "tuning.h"
 
 /* A warp's values combined; lane 0 holds the result.  Types narrower than
  * int travel through the int shuffle and come back exactly. */

@@ -33,25 +33,26 @@ block_size_index(int threads)
     return index;
 }
 
-/* [ladder method][block size] -> kernel.  Steps 1-5 read blockDim at run time, so
- * one instance serves every block size; 6 and 7 take it as a template. */
+/* [ladder method][block size] -> kernel, from methods.def's ladder rows:
+ * a kernel that reads blockDim serves every block size with one instance
+ * (ANY_BLOCK_SIZE), one that takes it as a template has one per size
+ * (PER_BLOCK_SIZE). */
 template <class T, class Acc, class Op>
 struct kernel_table {
-#define CR_SAME_KERNEL(k) {k<T, Acc, Op>, k<T, Acc, Op>, k<T, Acc, Op>, \
-                           k<T, Acc, Op>, k<T, Acc, Op>}
-#define CR_BLOCK_KERNEL(k) CR_PER_BLOCK_SIZE(k, T, Acc, Op)
+#define CR_KERNELS_ANY_BLOCK_SIZE(k)                                       \
+    {k<T, Acc, Op>, k<T, Acc, Op>, k<T, Acc, Op>, k<T, Acc, Op>,          \
+     k<T, Acc, Op>}
+#define CR_KERNELS_PER_BLOCK_SIZE(k) CR_PER_BLOCK_SIZE(k, T, Acc, Op)
+#define CR_KERNEL_ROW(NAME, name, BLOCK, elements, grid_stride,            \
+                      single_pass, description)                           \
+    CR_KERNELS_##BLOCK(reduce_##name),
     static constexpr kernel_fn<T, Acc> kernels[CR_LADDER_COUNT]
                                               [CR_BLOCK_SIZES] = {
-        CR_SAME_KERNEL(reduce_interleaved_divergent),
-        CR_SAME_KERNEL(reduce_interleaved_bank_conflict),
-        CR_SAME_KERNEL(reduce_sequential),
-        CR_SAME_KERNEL(reduce_first_add),
-        CR_SAME_KERNEL(reduce_unroll_warp),
-        CR_BLOCK_KERNEL(reduce_unroll_complete),
-        CR_BLOCK_KERNEL(reduce_multi_element),
+        CR_LADDER_METHODS(CR_KERNEL_ROW)
     };
-#undef CR_SAME_KERNEL
-#undef CR_BLOCK_KERNEL
+#undef CR_KERNELS_ANY_BLOCK_SIZE
+#undef CR_KERNELS_PER_BLOCK_SIZE
+#undef CR_KERNEL_ROW
 };
 
 /* Launches one pass.  A grid is at most 2^31 - 1 blocks wide; a wider pass

@@ -4,14 +4,11 @@
  * so that cudareduce.plan() and its tests run on machines without a GPU.
  */
 #include "cudareduce.h"
+#include "tuning.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Resident threads per SM that multi_element's grid aims to fill (A100 and
- * H100 hold 2048; a smaller GPU just runs the grid in two waves). */
-#define CR_THREADS_PER_SM 2048
 
 typedef struct {
     const char *name;
@@ -22,41 +19,26 @@ typedef struct {
     int single_pass;            /* one launch reduces any n */
 } cr_method_info;
 
-/* Ladder order: the index is the cr_method value. */
+/* methods.def's rows: the index is the cr_method value. */
+#define METHOD_INFO(NAME, name, BLOCK, elements, grid_stride, single_pass, \
+                    description)                                          \
+    {#name, description, elements, grid_stride, single_pass},
 static const cr_method_info method_table[CR_METHOD_COUNT] = {
-    {"interleaved_divergent",
-     "interleaved addressing, tid % (2*s) divergent branch", 1, 0, 0},
-    {"interleaved_bank_conflict",
-     "interleaved addressing with a strided index: no divergence, "
-     "shared-memory bank conflicts", 1, 0, 0},
-    {"sequential",
-     "sequential addressing: conflict-free shared-memory access", 1, 0, 0},
-    {"first_add",
-     "first add during the global load: half the blocks", 2, 0, 0},
-    {"unroll_warp",
-     "last warp unrolled, __syncwarp() between its steps", 2, 0, 0},
-    {"unroll_complete",
-     "completely unrolled, block size a template parameter", 2, 0, 0},
-    {"multi_element",
-     "many elements per thread in a grid-stride loop (Brent's theorem), "
-     "grid sized from the SM count", 2, 1, 0},
-    {"fast",
-     "past the ladder: 16-byte vector loads, several in flight, warp "
-     "shuffles, one launch (the last block reduces the partials)", 0, 1, 1},
-    {"cub",
-     "cub::DeviceReduce from CCCL, the reference", 0, 0, 0},
+    CR_METHODS(METHOD_INFO)
 };
+#undef METHOD_INFO
 
-static const size_t type_sizes[CR_TYPE_COUNT] = {
-    1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8,
-};
-
-/* A sum's accumulator per result type (see cr_accumulator_type). */
-static const cr_type sum_accumulators[CR_TYPE_COUNT] = {
-    CR_TYPE_BOOL, CR_TYPE_INT64, CR_TYPE_INT64, CR_TYPE_INT64,
-    CR_TYPE_INT64, CR_TYPE_UINT64, CR_TYPE_UINT64, CR_TYPE_UINT64,
-    CR_TYPE_UINT64, CR_TYPE_FLOAT32, CR_TYPE_FLOAT32, CR_TYPE_FLOAT64,
-};
+/* By cr_type, from types.def: size, NumPy kind, and the accumulators of a
+ * sum into the type and of its min and max (see cr_accumulator_type). */
+#define TYPE_FACTS(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax) \
+    {(bits) / 8, kind, CR_TYPE_##SUM_ACC, CR_TYPE_##MINMAX_ACC},
+static const struct {
+    size_t size;
+    char kind;
+    cr_type sum_accumulator;
+    cr_type minmax_accumulator;
+} type_facts[CR_TYPE_COUNT] = {CR_TYPES(TYPE_FACTS)};
+#undef TYPE_FACTS
 
 static int
 method_is_valid(cr_method method)
@@ -99,7 +81,7 @@ cr_type_size(cr_type type)
     if ((int)type < 0 || type >= CR_TYPE_COUNT) {
         return 0;
     }
-    return type_sizes[type];
+    return type_facts[type].size;
 }
 
 cr_type
@@ -108,10 +90,8 @@ cr_accumulator_type(cr_type result, cr_op op)
     if ((int)result < 0 || result >= CR_TYPE_COUNT) {
         return CR_TYPE_COUNT;
     }
-    if (op == CR_OP_SUM) {
-        return sum_accumulators[result];
-    }
-    return result == CR_TYPE_FLOAT16 ? CR_TYPE_FLOAT32 : result;
+    return op == CR_OP_SUM ? type_facts[result].sum_accumulator
+                           : type_facts[result].minmax_accumulator;
 }
 
 /* The convert NumPy's cast of a float into an integer result goes
@@ -135,8 +115,7 @@ float_to_integer_cast(cr_type result)
 static int
 type_is_float(cr_type type)
 {
-    return type == CR_TYPE_FLOAT16 || type == CR_TYPE_FLOAT32
-           || type == CR_TYPE_FLOAT64;
+    return type_facts[type].kind == 'f';
 }
 
 void

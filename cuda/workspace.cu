@@ -7,10 +7,8 @@
 
 #include "check.cuh"
 #include "kept_list.cuh"
+#include "tuning.h"
 #include "workspace.cuh"
-
-/* Blocks per SM the fast plan allows at most (2048 threads of 64). */
-#define CR_MAX_BLOCKS_PER_SM (2048 / CR_MIN_THREADS)
 
 static kept_list<cr_workspace> kept_workspaces;
 
@@ -43,9 +41,9 @@ create(int device, cr_workspace **out, cr_error *error)
     CR_CHECK(cudaDeviceGetAttribute(&sm_count,
                                     cudaDevAttrMultiProcessorCount, device));
     {
-        /* 8 bytes per partial covers every accumulator. */
-        const size_t partial_bytes =
-            (size_t)sm_count * CR_MAX_BLOCKS_PER_SM * 8;
+        /* A partial per block of the largest grid plan.c gives fast. */
+        const size_t partial_bytes = (size_t)sm_count * CR_MAX_BLOCKS_PER_SM
+                                     * CR_MAX_ACCUMULATOR_BYTES;
         CR_CHECK(cudaMalloc(&workspace->partials,
                             partial_bytes + sizeof(unsigned int)));
         workspace->counter = reinterpret_cast<unsigned int *>(

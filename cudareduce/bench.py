@@ -108,7 +108,7 @@ __all__ = [
 
 DEFAULT_N = 1 << 22
 DEFAULT_DTYPE = "float32"
-DEFAULT_THREADS = 256
+DEFAULT_THREADS = cudareduce.DEFAULT_THREADS
 DTYPES = ("float32", "float64", "int32", "int64")
 PEERS = ("torch.sum", "cupy.sum")
 #: Our method that runs ``cub::DeviceReduce``: a reference, like the peers.

@@ -32,20 +32,16 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+from . import _cudareduce
+
 __all__ = ["LADDER", "REFERENCES", "ReferenceTable", "get", "select",
            "side_by_side"]
 
-LADDER: tuple[str, ...] = (
-    "interleaved_divergent",
-    "interleaved_bank_conflict",
-    "sequential",
-    "first_add",
-    "unroll_warp",
-    "unroll_complete",
-    "multi_element",
-)
-"""The ladder's method names in step order (step 1 first); the same names as
-:func:`cudareduce.methods` returns."""
+LADDER: tuple[str, ...] = tuple(
+    name for name, _ in _cudareduce.methods()[:_cudareduce.LADDER_STEPS])
+"""The ladder's method names in step order (step 1 first): the first
+``LADDER_STEPS`` of :func:`cudareduce.methods`, as the extension lists
+them."""
 
 
 @dataclass(frozen=True)
