@@ -20,6 +20,8 @@
 #include <numpy/arrayobject.h>
 
 #include "cudareduce.h"
+#include "cudareduce_testing.h"
+#include "cudareduce_timing.h"
 
 /* --- dtype_rules.c ------------------------------------------------------ */
 

@@ -1,4 +1,6 @@
-/* cudareduce.h: the C-callable API of the CUDA layer.
+/* cudareduce.h: the C-callable API of the CUDA layer, as the product uses
+ * it (the bench's timers: cudareduce_timing.h; test hooks:
+ * cudareduce_testing.h).
  *
  * Plain C, no Python and no CUDA header: csrc/ includes it, cuda/ implements
  * it.  Launch planning (cr_plan_launch) is pure arithmetic and runs without a
@@ -213,38 +215,10 @@ typedef struct {
 cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
 
-/* For tests: the next host reduction that reaches chunk `chunk` (from 0)
- * fails there, with that chunk's copy and reduction queued, as if a CUDA
- * call had run out of memory; a negative chunk cancels.  No input can
- * reach that error path, because a host call allocates everything before
- * its first chunk. */
-void cr_inject_host_fault(int64_t chunk);
-
-/* Kernel timing for the bench, on device-resident data: the contiguous
- * host array of `request` is copied to `buffers` device buffers once; after `warmup`
- * untimed runs, each of `reps` runs reduces the next buffer in turn, its
- * passes bracketed by CUDA events; times_ms[r] is run r's time.  The result
- * of the last run is written to `result`, for checking. */
-typedef struct {
-    cr_request request;
-    int buffers;
-    int warmup;
-    int reps;
-} cr_timing_request;
-
-cr_status cr_time_reduce(const cr_timing_request *timing, float *times_ms,
-                         void *result, cr_error *error);
-
 /* Frees what the library keeps between calls (the fast method's
  * workspaces and their pinned result slots, the host rings).  For module
  * teardown. */
 void cr_release_resources(void);
-
-/* Times `reps` copies of `bytes` bytes (after one warm-up copy), each
- * bracketed by CUDA events: device to device, or with from_host from
- * pinned host memory to the device. */
-cr_status cr_time_copy(int64_t bytes, int from_host, int reps,
-                       float *times_ms, cr_error *error);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,6 @@
  * layout unchanged.  Templated on the element's size alone: a gather moves
  * bytes, whatever they mean. */
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 
 #include "check.cuh"
@@ -77,13 +76,11 @@ cr_gather(const void *data, const cr_layout *layout, size_t itemsize,
         launch_gather<uint64_t>(base, by_value, out, layout->n, stream);
         break;
     default:
-        error->cuda_code = 0;
-        snprintf(error->message, sizeof(error->message),
-                 "no gather for %zu-byte elements", itemsize);
-        return CR_ERR_INVALID;
+        return cr_fail(error, CR_ERR_INVALID,
+                       "no gather for %zu-byte elements",
+                       itemsize);
     }
     CR_CHECK(cudaGetLastError());
-    return CR_OK;
-error:
+done:
     return status;
 }

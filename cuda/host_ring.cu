@@ -1,5 +1,4 @@
 /* host_ring.cu: the free list of host rings (see host_ring.cuh). */
-#include <cstdio>
 #include <cstdlib>
 
 #include "check.cuh"
@@ -57,10 +56,8 @@ create(int device, cr_host_ring **out, cr_error *error)
     cr_host_ring *ring =
         static_cast<cr_host_ring *>(calloc(1, sizeof(cr_host_ring)));
     if (ring == NULL) {
-        error->cuda_code = 0;
-        snprintf(error->message, sizeof(error->message),
-                 "out of host memory for a host ring");
-        return CR_ERR_NO_MEMORY;
+        return cr_fail(error, CR_ERR_NO_MEMORY,
+                       "out of host memory for a host ring");
     }
     ring->device = device;
     ring->chunk_bytes =
@@ -72,7 +69,7 @@ create(int device, cr_host_ring **out, cr_error *error)
                      cr_stager_default_threads(), 1, 64),
         &ring->stager, error);
     if (status != CR_OK) {
-        goto error;
+        goto done;
     }
     CR_CHECK(cudaStreamCreateWithFlags(&ring->copy_stream,
                                        cudaStreamNonBlocking));
@@ -86,10 +83,13 @@ create(int device, cr_host_ring **out, cr_error *error)
         CR_CHECK(cudaEventCreateWithFlags(&ring->reduced[s],
                                           cudaEventDisableTiming));
     }
-    *out = ring;
-    return CR_OK;
-error:
-    destroy(ring);
+done:
+    if (status == CR_OK) {
+        *out = ring;
+    }
+    else {
+        destroy(ring);
+    }
     return status;
 }
 
@@ -102,8 +102,8 @@ cr_host_ring_acquire(cr_host_ring **ring, cr_error *error)
     if ((*ring = kept_rings.take(device)) != NULL) {
         return CR_OK;
     }
-    return create(device, ring, error);
-error:
+    status = create(device, ring, error);
+done:
     return status;
 }
 

@@ -14,10 +14,11 @@
 
 #include "host_stage.h"
 
+#include "fail.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -104,8 +105,8 @@ spin_again(spin_state *spin)
 /* Elements [first, first + count) of a strided layout to dst: the
  * multi-index of `first`, then an odometer over the dimensions. */
 static void
-gather(const char *base, const cr_layout *layout, size_t item,
-       int64_t first, int64_t count, char *dst)
+copy_strided(const char *base, const cr_layout *layout, size_t item,
+             int64_t first, int64_t count, char *dst)
 {
     const int ndim = layout->ndim;
     const int64_t *shape = layout->shape;
@@ -158,8 +159,8 @@ copy_range(const stage_job *job, int64_t begin, int64_t end)
                (size_t)(end - begin) * job->item);
     }
     else {
-        gather(job->base, job->layout, job->item, job->first + begin,
-               end - begin, dst);
+        copy_strided(job->base, job->layout, job->item,
+                     job->first + begin, end - begin, dst);
     }
 }
 
@@ -238,10 +239,8 @@ worker(void *arg)
 static cr_status
 stager_error(cr_error *error, const char *what)
 {
-    error->cuda_code = 0;
-    snprintf(error->message, sizeof(error->message),
-             "cannot start the staging threads: %s", what);
-    return CR_ERR_NO_MEMORY;
+    return cr_fail(error, CR_ERR_NO_MEMORY,
+                   "cannot start the staging threads: %s", what);
 }
 
 cr_status

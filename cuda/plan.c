@@ -4,10 +4,10 @@
  * so that cudareduce.plan() and its tests run on machines without a GPU.
  */
 #include "cudareduce.h"
+#include "fail.h"
 #include "tuning.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 typedef struct {
@@ -139,14 +139,6 @@ cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
     }
 }
 
-static cr_status
-plan_error(cr_error *error, const char *message)
-{
-    error->cuda_code = 0;
-    snprintf(error->message, sizeof(error->message), "%s", message);
-    return CR_ERR_INVALID;
-}
-
 static int64_t
 ceil_div(int64_t a, int64_t b)
 {
@@ -159,27 +151,27 @@ cr_plan_launch(int64_t n, cr_method method, int threads, size_t item_size,
                cr_error *error)
 {
     if (!method_is_valid(method)) {
-        return plan_error(error, "invalid method");
+        return cr_fail(error, CR_ERR_INVALID, "invalid method");
     }
     if (method == CR_METHOD_CUB) {
-        return plan_error(error, "cub plans its own launches");
+        return cr_fail(error, CR_ERR_INVALID, "cub plans its own launches");
     }
     const int per_thread = cr_method_elements_per_thread(method, item_size);
     if (per_thread == 0) {
-        return plan_error(error, "invalid item size");
+        return cr_fail(error, CR_ERR_INVALID, "invalid item size");
     }
     if (threads < CR_MIN_THREADS || threads > CR_MAX_THREADS
         || (threads & (threads - 1)) != 0) {
-        return plan_error(error, "threads must be a power of two "
-                                 "from 64 to 1024");
+        return cr_fail(error, CR_ERR_INVALID,
+                       "threads must be a power of two from 64 to 1024");
     }
     if (n < 0 || n > CR_MAX_ELEMENTS) {
-        return plan_error(error, "n must be from 0 to 2^62");
+        return cr_fail(error, CR_ERR_INVALID, "n must be from 0 to 2^62");
     }
     const cr_method_info *info = &method_table[method];
     /* An empty input launches nothing, so it needs no device facts. */
     if (info->grid_stride && n > 0 && sm_count <= 0) {
-        return plan_error(error, "sm_count must be > 0");
+        return cr_fail(error, CR_ERR_INVALID, "sm_count must be > 0");
     }
 
     memset(plan, 0, sizeof(*plan));
@@ -188,7 +180,7 @@ cr_plan_launch(int64_t n, cr_method method, int threads, size_t item_size,
         /* Each pass divides n_in by at least 64, so this cannot happen
          * for n < 2^63; the check keeps the array access provably safe. */
         if (plan->count == CR_MAX_PASSES) {
-            return plan_error(error, "too many passes");
+            return cr_fail(error, CR_ERR_INVALID, "too many passes");
         }
         /* Later passes read accumulators, not elements. */
         const int elements = plan->count == 0
@@ -256,22 +248,26 @@ cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
     int64_t n = 1;
 
     if (ndim < 0 || ndim > CR_MAX_DIMS) {
-        return plan_error(error, "arrays of at most 64 dimensions");
+        return cr_fail(error, CR_ERR_INVALID,
+                       "arrays of at most 64 dimensions");
     }
     if (item <= 0) {
-        return plan_error(error, "invalid item size");
+        return cr_fail(error, CR_ERR_INVALID, "invalid item size");
     }
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < 0) {
-            return plan_error(error, "shape entries must be >= 0");
+            return cr_fail(error, CR_ERR_INVALID,
+                           "shape entries must be >= 0");
         }
         if (!mul_fits(n, shape[d])) {
-            return plan_error(error, "the number of elements overflows");
+            return cr_fail(error, CR_ERR_INVALID,
+                           "the number of elements overflows");
         }
         n *= shape[d];
     }
     if (n > CR_MAX_ELEMENTS || !mul_fits(n, item)) {
-        return plan_error(error, "the array's byte size overflows");
+        return cr_fail(error, CR_ERR_INVALID,
+                       "the array's byte size overflows");
     }
     memset(layout, 0, sizeof(*layout));
     layout->n = n;
@@ -288,8 +284,8 @@ cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
     for (int d = 0; d < ndim; d++) {
         int64_t stride = strides[d];
         if (stride % item != 0) {
-            return plan_error(error, "strides must be multiples of the "
-                                     "item size");
+            return cr_fail(error, CR_ERR_INVALID,
+                           "strides must be multiples of the item size");
         }
         if (shape[d] == 1) {
             continue;
@@ -297,13 +293,13 @@ cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
         if (stride < 0) {
             if (stride == INT64_MIN
                 || !mul_fits(shape[d] - 1, -stride)) {
-                return plan_error(error, "strides overflow");
+                return cr_fail(error, CR_ERR_INVALID, "strides overflow");
             }
             layout->offset += (shape[d] - 1) * stride;
             stride = -stride;
         }
         else if (!mul_fits(shape[d] - 1, stride)) {
-            return plan_error(error, "strides overflow");
+            return cr_fail(error, CR_ERR_INVALID, "strides overflow");
         }
         int k = layout->ndim++;
         /* Insertion sort by decreasing stride. */
@@ -322,7 +318,7 @@ cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
     for (int k = 0; k < layout->ndim; k++) {
         const int64_t reach = (layout->shape[k] - 1) * layout->strides[k];
         if (reach > INT64_MAX - span) {
-            return plan_error(error, "strides overflow");
+            return cr_fail(error, CR_ERR_INVALID, "strides overflow");
         }
         span += reach;
     }

@@ -2,7 +2,6 @@
  * mutex.  A workspace is checked out for one call (which synchronizes its
  * stream before checking it back in), so concurrent calls never share
  * one, and a steady caller allocates nothing. */
-#include <cstdio>
 #include <cstdlib>
 
 #include "check.cuh"
@@ -32,10 +31,8 @@ create(int device, cr_workspace **out, cr_error *error)
     cr_workspace *workspace =
         static_cast<cr_workspace *>(calloc(1, sizeof(cr_workspace)));
     if (workspace == NULL) {
-        error->cuda_code = 0;
-        snprintf(error->message, sizeof(error->message),
-                 "out of host memory for a workspace");
-        return CR_ERR_NO_MEMORY;
+        return cr_fail(error, CR_ERR_NO_MEMORY,
+                       "out of host memory for a workspace");
     }
     workspace->device = device;
     CR_CHECK(cudaDeviceGetAttribute(&sm_count,
@@ -53,13 +50,17 @@ create(int device, cr_workspace **out, cr_error *error)
          * stream would not wait for it. */
         CR_CHECK(cudaStreamSynchronize(0));
     }
-    CR_CHECK(cudaHostAlloc(&workspace->result_host, 8, cudaHostAllocMapped));
+    CR_CHECK(cudaHostAlloc(&workspace->result_host, CR_MAX_ACCUMULATOR_BYTES,
+                           cudaHostAllocMapped));
     CR_CHECK(cudaHostGetDevicePointer(&workspace->result_device,
                                       workspace->result_host, 0));
-    *out = workspace;
-    return CR_OK;
-error:
-    destroy(workspace);
+done:
+    if (status == CR_OK) {
+        *out = workspace;
+    }
+    else {
+        destroy(workspace);
+    }
     return status;
 }
 
@@ -72,8 +73,8 @@ cr_workspace_acquire(cr_workspace **workspace, cr_error *error)
     if ((*workspace = kept_workspaces.take(device)) != NULL) {
         return CR_OK;
     }
-    return create(device, workspace, error);
-error:
+    status = create(device, workspace, error);
+done:
     return status;
 }
 

@@ -19,7 +19,8 @@ from c_build import c_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "tests" / "c" / "stage_check.c",
-           ROOT / "cuda" / "host_stage.c", ROOT / "cuda" / "plan.c"]
+           ROOT / "cuda" / "host_stage.c", ROOT / "cuda" / "plan.c",
+           ROOT / "cuda" / "fail.c"]
 BUILDS = {
     "plain": ["-O2"],
     "thread-sanitizer": ["-O1", "-g", "-fsanitize=thread"],

@@ -1,14 +1,15 @@
-/* passes.cuh: the kernel table of one (element, accumulator, operator) and
- * the launches of a plan's passes.
+/* runners.cuh: the typed runners of one (element, accumulator, operator):
+ * run_passes (the ladder's passes of a plan), run_fast and run_cub.
  *
- * run_passes<T, Acc, Op> is the only typed entry point: everything around
- * it (allocation, copies, streams) works on bytes, so one instance per
- * combination is all the typing the library needs.  It is declared here
- * with a type-erased signature, defined in passes_impl.cuh and instantiated
- * explicitly in the kernels_*.cu files, which compile in parallel.
+ * They are the only typed entry points: everything around them
+ * (allocation, copies, streams) works on bytes, so one instance per
+ * combination is all the typing the library needs.  They are declared here
+ * with type-erased signatures, defined in runners_impl.cuh and
+ * instantiated explicitly in the instances_*.cu files, which compile in
+ * parallel.
  */
-#ifndef CUDAREDUCE_PASSES_CUH
-#define CUDAREDUCE_PASSES_CUH
+#ifndef CUDAREDUCE_RUNNERS_CUH
+#define CUDAREDUCE_RUNNERS_CUH
 
 #include <climits>
 #include <cstdint>
@@ -68,4 +69,4 @@ workspace_bytes(const cr_plan *plan, size_t acc_size)
     return (size_t)slots * acc_size;
 }
 
-#endif /* CUDAREDUCE_PASSES_CUH */
+#endif /* CUDAREDUCE_RUNNERS_CUH */

@@ -1,16 +1,16 @@
-/* passes_impl.cuh: the definitions of run_passes, run_fast and run_cub
- * (declared in passes.cuh), instantiated for the rows of instances.def.
- * Included by the kernels_*.cu files only, each of which defines CR_UNIT:
+/* runners_impl.cuh: the definitions of run_passes, run_fast and run_cub
+ * (declared in runners.cuh), instantiated for the rows of instances.def.
+ * Included by the instances_*.cu files only, each of which defines CR_UNIT:
  * the rows it compiles.
  */
-#ifndef CUDAREDUCE_PASSES_IMPL_CUH
-#define CUDAREDUCE_PASSES_IMPL_CUH
+#ifndef CUDAREDUCE_RUNNERS_IMPL_CUH
+#define CUDAREDUCE_RUNNERS_IMPL_CUH
 
 #include <cub/device/device_reduce.cuh>
 
 #include "fast.cuh"
 #include "ladder.cuh"
-#include "passes.cuh"
+#include "runners.cuh"
 
 template <class T, class Acc>
 using kernel_fn = void (*)(const T *, Acc *, int64_t);
@@ -79,8 +79,7 @@ launch_pass(cr_method method, const cr_pass *pass, const T *in, Acc *out,
                  stream>>>(in + offset, out + first, pass->n_in - offset);
         CR_CHECK(cudaGetLastError());
     }
-    return CR_OK;
-error:
+done:
     return status;
 }
 
@@ -121,8 +120,7 @@ run_fast(const cr_pass *pass, const void *in, void *partials,
         static_cast<const T *>(in), pass->n_in, static_cast<Acc *>(partials),
         counter, static_cast<Acc *>(result));
     CR_CHECK(cudaGetLastError());
-    return CR_OK;
-error:
+done:
     return status;
 }
 
@@ -139,12 +137,11 @@ run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
     if (temp != NULL) {
         CR_CHECK(cudaGetLastError());
     }
-    return CR_OK;
-error:
+done:
     return status;
 }
 
-/* Explicit instances: each kernels_*.cu defines CR_UNIT and includes this
+/* Explicit instances: each instances_*.cu defines CR_UNIT and includes this
  * file, and the rows of instances.def in its unit are instantiated here. */
 #define CR_CUB_INSTANCE_WITH_CUB(T, Acc, Op)                               \
     template cr_status run_cub<T, Acc, Op>(                               \
@@ -163,4 +160,4 @@ error:
 
 #include "instances.def"
 
-#endif /* CUDAREDUCE_PASSES_IMPL_CUH */
+#endif /* CUDAREDUCE_RUNNERS_IMPL_CUH */

@@ -1,0 +1,70 @@
+/* device.cu: the device query, and CUDA's errors as the library reports
+ * them (check.cuh). */
+#include <cstdio>
+
+#include "check.cuh"
+
+/* What is true when the runtime reports an insufficient driver: either
+ * there is no driver at all (cudaDriverGetVersion gives 0; the runtime
+ * still says "insufficient") or it is older than this build's runtime. */
+static void
+describe_driver(cudaError_t code, const char *call, cr_error *error)
+{
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0) {
+        snprintf(error->message, sizeof(error->message),
+                 "%s: no NVIDIA driver found (libcuda.so could not be "
+                 "loaded): install an NVIDIA driver that supports CUDA "
+                 "%d.%d (in %s)", cudaGetErrorName(code),
+                 CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10, call);
+    }
+    else {
+        snprintf(error->message, sizeof(error->message),
+                 "%s: the NVIDIA driver supports CUDA up to %d.%d, but this "
+                 "build of cudareduce needs CUDA %d.%d: update the driver "
+                 "(in %s)", cudaGetErrorName(code), driver / 1000,
+                 driver % 1000 / 10, CUDART_VERSION / 1000,
+                 CUDART_VERSION % 1000 / 10, call);
+    }
+}
+
+cr_status
+cr_record_cuda_error(cudaError_t code, const char *call, cr_error *error)
+{
+    error->cuda_code = (int)code;
+    if (code == cudaErrorInsufficientDriver) {
+        describe_driver(code, call, error);
+    }
+    else {
+        snprintf(error->message, sizeof(error->message), "%s: %s (in %s)",
+                 cudaGetErrorName(code), cudaGetErrorString(code), call);
+    }
+    switch (code) {
+    case cudaErrorMemoryAllocation:
+        return CR_ERR_NO_MEMORY;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+        return CR_ERR_NO_DEVICE;
+    default:
+        return CR_ERR_CUDA;
+    }
+}
+
+extern "C" cr_status
+cr_device_query(cr_device_info *info, cr_error *error)
+{
+    cr_status status = CR_OK;
+    cudaDeviceProp prop;
+    int count = 0;
+    CR_CHECK(cudaGetDeviceCount(&count));
+    CR_CHECK(cudaGetDevice(&info->ordinal));
+    CR_CHECK(cudaGetDeviceProperties(&prop, info->ordinal));
+    snprintf(info->name, sizeof(info->name), "%s", prop.name);
+    info->sm_count = prop.multiProcessorCount;
+    info->l2_bytes = prop.l2CacheSize;
+    info->total_bytes = (int64_t)prop.totalGlobalMem;
+done:
+    return status;
+}

@@ -1,0 +1,222 @@
+/* dispatch.cu: from a request to its kernels.  The one dispatch table,
+ * from (element, cast, accumulator, operator) to the typed runners of
+ * runners.cuh, is instances.def's rows; everything else here works on
+ * bytes. */
+#include <cstring>
+
+#include "check.cuh"
+#include "dispatch.cuh"
+#include "runners.cuh"
+
+struct cr_dispatch_entry {
+    cr_type type;
+    cr_type cast;
+    cr_type acc;
+    cr_op op;
+    cr_passes_fn run_passes;
+    cr_fast_fn run_fast;
+    cr_cub_fn run_cub;          /* NULL: not instantiated (instances.def) */
+};
+
+#define CR_CUB_ENTRY_WITH_CUB(T, Acc, Op) run_cub<T, Acc, Op>
+#define CR_CUB_ENTRY_NO_CUB(T, Acc, Op) NULL
+#define CR_INSTANCE(TYPE, CAST, ACC, OP, T, Acc, Op, CUB)                 \
+    {CR_TYPE_##TYPE, CR_TYPE_##CAST, CR_TYPE_##ACC, CR_OP_##OP,           \
+     run_passes<T, Acc, Op>, run_fast<T, Acc, Op>,                        \
+     CR_CUB_ENTRY_##CUB(T, Acc, Op)},
+
+static const cr_dispatch_entry dispatch_table[] = {
+#include "instances.def"
+};
+
+#undef CR_INSTANCE
+
+#define DISPATCH_COUNT (sizeof(dispatch_table) / sizeof(dispatch_table[0]))
+
+static const cr_dispatch_entry *
+lookup_entry(const cr_request *request, cr_error *error)
+{
+    /* Signed and unsigned integer sums share one wrapping accumulator. */
+    const cr_type acc = request->op == CR_OP_SUM
+                        && request->acc == CR_TYPE_INT64
+                        ? CR_TYPE_UINT64 : request->acc;
+    for (size_t i = 0; i < DISPATCH_COUNT; i++) {
+        const cr_dispatch_entry *entry = &dispatch_table[i];
+        if (entry->type == request->type && entry->cast == request->cast
+            && entry->acc == acc && entry->op == request->op) {
+            if (request->method == CR_METHOD_CUB && entry->run_cub == NULL) {
+                (void)cr_fail(error, CR_ERR_INVALID,
+                              "method 'cub' runs NumPy's default "
+                              "accumulator only: leave out dtype=");
+                return NULL;
+            }
+            return entry;
+        }
+    }
+    (void)cr_fail(error, CR_ERR_INVALID,
+                  "no kernel for this element type, cast, accumulator and "
+                  "operator");
+    return NULL;
+}
+
+/* The plan of a request on the current device. */
+static cr_status
+plan_request(const cr_request *request, cr_plan *plan, cr_error *error)
+{
+    cr_status status = CR_OK;
+    int device = 0;
+    int sm_count = 0;
+    CR_CHECK(cudaGetDevice(&device));
+    CR_CHECK(cudaDeviceGetAttribute(&sm_count,
+                                    cudaDevAttrMultiProcessorCount, device));
+    status = cr_plan_launch(request->n, request->method, request->threads,
+                            cr_type_size(request->type),
+                            cr_type_size(request->acc), sm_count, plan,
+                            error);
+done:
+    return status;
+}
+
+static cr_status
+validate_request(const cr_request *request, cr_error *error)
+{
+    if ((int)request->type < 0 || request->type >= CR_TYPE_COUNT
+        || (int)request->op < 0 || request->op >= CR_OP_COUNT) {
+        return cr_fail(error, CR_ERR_INVALID,
+                       "invalid element type or operator");
+    }
+    if (request->n < 0 || request->n > CR_MAX_ELEMENTS) {
+        return cr_fail(error, CR_ERR_INVALID, "n must be from 0 to 2^62");
+    }
+    if (request->layout != NULL && request->layout->n != request->n) {
+        return cr_fail(error, CR_ERR_INVALID, "the layout does not match n");
+    }
+    if (request->n > 0 && request->data == NULL) {
+        return cr_fail(error, CR_ERR_INVALID,
+                       "a null data pointer with non-zero size");
+    }
+    return CR_OK;
+}
+
+cr_status
+cr_request_check(const cr_request *request, const cr_dispatch_entry **entry,
+                 cr_error *error)
+{
+    cr_status status = validate_request(request, error);
+    if (status == CR_OK && (*entry = lookup_entry(request, error)) == NULL) {
+        status = CR_ERR_INVALID;
+    }
+    return status;
+}
+
+/* Round up to a multiple of 16 bytes. */
+static size_t
+aligned16(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+cr_status
+cr_reducer_open(cr_reducer *r, const cr_request *request,
+                const cr_dispatch_entry *entry, cudaStream_t stream,
+                cr_error *error)
+{
+    cr_status status = CR_OK;
+    int device = 0;
+    memset(r, 0, sizeof(*r));
+    r->entry = entry;
+    r->method = request->method;
+    r->acc_size = cr_type_size(request->acc);
+    switch (r->method) {
+    case CR_METHOD_CUB:
+        /* CUB's size query fails on a missing device with an error that
+         * does not say so: ask for the device first. */
+        CR_CHECK(cudaGetDevice(&device));
+        status = r->entry->run_cub(NULL, request->n, NULL, &r->cub_temp_bytes,
+                                   NULL, stream, error);
+        if (status != CR_OK) {
+            break;
+        }
+        CR_CHECK(cudaMallocAsync(&r->scratch,
+                                 aligned16(r->cub_temp_bytes) + r->acc_size,
+                                 stream));
+        r->device_result = static_cast<char *>(r->scratch)
+            + aligned16(r->cub_temp_bytes);
+        break;
+    case CR_METHOD_FAST:
+        status = plan_request(request, &r->plan, error);
+        if (status == CR_OK) {
+            status = cr_workspace_acquire(&r->fast, error);
+        }
+        break;
+    default:
+        status = plan_request(request, &r->plan, error);
+        if (status != CR_OK) {
+            break;
+        }
+        CR_CHECK(cudaMallocAsync(&r->scratch,
+                                 workspace_bytes(&r->plan, r->acc_size),
+                                 stream));
+        break;
+    }
+done:
+    return status;
+}
+
+cr_status
+cr_reducer_launch(cr_reducer *r, const void *in, int64_t n, void *out,
+               cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    switch (r->method) {
+    case CR_METHOD_CUB:
+        return r->entry->run_cub(in, n, r->scratch, &r->cub_temp_bytes,
+                                 out != NULL ? out : r->device_result,
+                                 stream, error);
+    case CR_METHOD_FAST:
+        return r->entry->run_fast(&r->plan.pass[0], in, r->fast->partials,
+                                  r->fast->counter,
+                                  out != NULL ? out : r->fast->result_device,
+                                  stream, error);
+    default:
+        status = r->entry->run_passes(r->method, &r->plan, in, r->scratch,
+                                      stream, &r->device_result, error);
+        if (status == CR_OK && out != NULL) {
+            CR_CHECK(cudaMemcpyAsync(out, r->device_result, r->acc_size,
+                                     cudaMemcpyDeviceToDevice, stream));
+        }
+        return status;
+    }
+done:
+    return status;
+}
+
+/* The fast kernel has already written its result to pinned host memory. */
+cr_status
+cr_reducer_fetch(cr_reducer *r, void *result, cudaStream_t stream,
+                 cr_error *error)
+{
+    cr_status status = CR_OK;
+    if (r->method != CR_METHOD_FAST) {
+        CR_CHECK(cudaMemcpyAsync(result, r->device_result, r->acc_size,
+                                 cudaMemcpyDeviceToHost, stream));
+    }
+    CR_CHECK(cudaStreamSynchronize(stream));
+    if (r->method == CR_METHOD_FAST) {
+        memcpy(result, r->fast->result_host, r->acc_size);
+    }
+done:
+    return status;
+}
+
+void
+cr_reducer_close(cr_reducer *r, cudaStream_t stream, int healthy)
+{
+    if (r->scratch != NULL) {
+        (void)cudaFreeAsync(r->scratch, stream);
+    }
+    if (r->fast != NULL) {
+        cr_workspace_release(r->fast, healthy);
+    }
+}
+

@@ -1,0 +1,152 @@
+/* host_path.cu: reductions of host arrays, streamed through the pinned
+ * ring of host_ring.cuh, and the test hook that fails one mid-stream. */
+#include <atomic>
+
+#include "check.cuh"
+#include "cudareduce_testing.h"
+#include "host_path.cuh"
+#include "host_ring.cuh"
+
+/* The chunk at which the next host reduction fails (cr_inject_host_fault),
+ * or -1. */
+static std::atomic<int64_t> injected_fault_chunk{-1};
+
+extern "C" void
+cr_inject_host_fault(int64_t chunk)
+{
+    injected_fault_chunk.store(chunk < 0 ? -1 : chunk);
+}
+
+/* Whether this call takes the injected fault at chunk k (only one does). */
+static bool
+take_injected_fault(int64_t k)
+{
+    int64_t expected = k;
+    return injected_fault_chunk.load(std::memory_order_relaxed) == k
+           && injected_fault_chunk.compare_exchange_strong(expected, -1);
+}
+
+/* Host data through a ring (host_ring.cuh): chunk k is staged into slot
+ * k % count by the staging threads, copied on the ring's copy stream and
+ * reduced on `stream` into partials[k], so that staging chunk k + 1
+ * overlaps the copy and the reduction of chunk k.  The partials are then
+ * reduced by the same method, in the accumulator type. */
+cr_status
+cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
+               cudaStream_t stream, void *result, cr_error *error)
+{
+    cr_status status = CR_OK;
+    const size_t item = cr_type_size(request->type);
+    const size_t acc_size = cr_type_size(request->acc);
+    cr_host_ring *ring = NULL;
+    cr_reducer chunk_reducer = {}, tail_reducer = {}, combine_reducer = {};
+    const cr_dispatch_entry *combine_entry = NULL;
+    unsigned char *partials = NULL;
+    cr_request part = *request;
+    int64_t chunk, chunks, tail;
+    int own_tail;
+
+    status = cr_host_ring_acquire(&ring, error);
+    if (status != CR_OK) {
+        return status;
+    }
+    chunk = (int64_t)(ring->chunk_bytes / item);
+    chunks = (request->n + chunk - 1) / chunk;
+    tail = request->n - (chunks - 1) * chunk;
+    /* A last chunk shorter than the others has a plan of its own. */
+    own_tail = chunks > 1 && tail != chunk;
+    part.layout = NULL;
+    part.location = CR_DEVICE;
+    part.n = chunks > 1 ? chunk : tail;
+    status = cr_reducer_open(&chunk_reducer, &part, entry, stream, error);
+    if (status != CR_OK) {
+        goto done;
+    }
+    if (chunks > 1) {
+        if (own_tail) {
+            part.n = tail;
+            status = cr_reducer_open(&tail_reducer, &part, entry, stream,
+                                     error);
+            if (status != CR_OK) {
+                goto done;
+            }
+        }
+        /* The partials are accumulators already: no cast. */
+        part.type = part.cast = request->acc;
+        part.n = chunks;
+        status = cr_request_check(&part, &combine_entry, error);
+        if (status == CR_OK) {
+            status = cr_reducer_open(&combine_reducer, &part, combine_entry,
+                                     stream, error);
+        }
+        if (status != CR_OK) {
+            goto done;
+        }
+        CR_CHECK(cudaMallocAsync((void **)&partials, (size_t)chunks * acc_size,
+                                 stream));
+    }
+    for (int64_t k = 0; k < chunks; k++) {
+        const int slot = (int)(k % ring->count);
+        const int64_t count = k == chunks - 1 ? tail : chunk;
+        unsigned char *buffer = ring->device_buffers
+            + (size_t)slot * ring->chunk_bytes;
+        cr_reducer *r = k == chunks - 1 && own_tail ? &tail_reducer
+                                                    : &chunk_reducer;
+        if (k >= ring->count) {
+            /* The slot's staging buffer was copied out, and its device
+             * buffer reduced, before they are reused. */
+            CR_CHECK(cudaEventSynchronize(ring->copied[slot]));
+            CR_CHECK(cudaStreamWaitEvent(ring->copy_stream,
+                                         ring->reduced[slot], 0));
+        }
+        cr_stager_copy(ring->stager, request->data, request->layout, item,
+                       k * chunk, count, ring->staging[slot]);
+        CR_CHECK(cudaMemcpyAsync(buffer, ring->staging[slot],
+                                 (size_t)count * item,
+                                 cudaMemcpyHostToDevice, ring->copy_stream));
+        CR_CHECK(cudaEventRecord(ring->copied[slot], ring->copy_stream));
+        CR_CHECK(cudaStreamWaitEvent(stream, ring->copied[slot], 0));
+        status = cr_reducer_launch(r, buffer, count,
+                                   chunks > 1 ? partials + k * acc_size
+                                              : NULL,
+                                   stream, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+        CR_CHECK(cudaEventRecord(ring->reduced[slot], stream));
+        if (take_injected_fault(k)) {
+            status = cr_record_cuda_error(cudaErrorMemoryAllocation,
+                                          "a fault injected for a test",
+                                          error);
+            goto done;
+        }
+    }
+    if (chunks > 1) {
+        status = cr_reducer_launch(&combine_reducer, partials, chunks,
+                                   NULL, stream, error);
+        if (status == CR_OK) {
+            status = cr_reducer_fetch(&combine_reducer, result, stream,
+                                      error);
+        }
+    }
+    else {
+        status = cr_reducer_fetch(&chunk_reducer, result, stream, error);
+    }
+
+done:
+    if (status != CR_OK) {
+        /* Nothing queued may still use what is freed below. */
+        (void)cudaStreamSynchronize(ring->copy_stream);
+        (void)cudaStreamSynchronize(stream);
+        (void)cudaGetLastError();
+    }
+    if (partials != NULL) {
+        (void)cudaFreeAsync(partials, stream);
+    }
+    cr_reducer_close(&chunk_reducer, stream, status == CR_OK);
+    cr_reducer_close(&tail_reducer, stream, status == CR_OK);
+    cr_reducer_close(&combine_reducer, stream, status == CR_OK);
+    cr_host_ring_release(ring, status == CR_OK);
+    return status;
+}
+
