@@ -90,4 +90,27 @@ int crpy_acquire_input(PyObject *obj, int stream_given, uintptr_t stream,
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);
 
+/* --- streams.c ---------------------------------------------------------- */
+
+/* Stream values as the CUDA array interface and DLPack number them (a
+ * cudaStream_t otherwise; 0 is the legacy default stream's handle). */
+#define CRPY_LEGACY_STREAM 1
+#define CRPY_PER_THREAD_STREAM 2
+
+/* stream=: None (*given 0), a cudaStream_t as an int (0: the legacy
+ * default stream), or a stream object of CuPy (.ptr), PyTorch
+ * (.cuda_stream) or any with the __cuda_stream__ protocol ((version,
+ * handle)).  Returns 0, or -1 with TypeError/ValueError set. */
+int crpy_parse_stream(PyObject *obj, int *given, uintptr_t *handle);
+
+/* The stream a DLPack producer is asked to order its work before: the
+ * caller's, else the legacy default stream, which every producer accepts
+ * (PyTorch refuses the per-thread one). */
+uintptr_t crpy_dlpack_stream(int given, uintptr_t stream);
+
+/* request->stream, ->wait and ->wait_stream for `input`: the caller's
+ * stream (if given) after the producer's, else the producer's own. */
+void crpy_choose_streams(const crpy_input *input, int given,
+                         uintptr_t stream, cr_request *request);
+
 #endif /* CUDAREDUCE_EXTENSION_H */

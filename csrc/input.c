@@ -11,8 +11,6 @@
  */
 #include "extension.h"
 
-/* The legacy default stream, as the array interfaces number it. */
-#define LEGACY_STREAM 1
 
 /* --- DLPack (https://dmlc.github.io/dlpack), the ABI-stable subset -------- */
 
@@ -444,11 +442,9 @@ dlpack_dtype(dl_data_type dtype)
  * orders its pending work before ours.  A producer that takes no stream
  * argument is called without one. */
 static PyObject *
-call_dlpack(PyObject *obj, uintptr_t run_stream)
+call_dlpack(PyObject *obj, uintptr_t consumer_stream)
 {
-    /* DLPack: 1 is the legacy default stream, and 0 is disallowed. */
-    PyObject *stream = PyLong_FromUnsignedLongLong(
-        run_stream == 0 ? LEGACY_STREAM : (unsigned long long)run_stream);
+    PyObject *stream = PyLong_FromUnsignedLongLong(consumer_stream);
     PyObject *method = NULL, *args = NULL, *kwargs = NULL, *capsule = NULL;
     if (stream == NULL
         || (method = PyObject_GetAttrString(obj, "__dlpack__")) == NULL
@@ -469,23 +465,23 @@ done:
     return capsule;
 }
 
-/* Without a caller's stream, the consumer stream is the legacy default
- * one, which every producer accepts (PyTorch refuses the per-thread one);
- * the reduction then runs there, as on a producer's stream. */
+/* Without a caller's stream, the data is ready on the consumer stream the
+ * producer was given (crpy_dlpack_stream), and the reduction runs there,
+ * as on a producer's stream. */
 static int
 acquire_dlpack_device(PyObject *obj, int stream_given, uintptr_t stream,
                       crpy_input *input)
 {
     int64_t strides[CR_MAX_DIMS];
     dl_tensor *tensor;
-    PyObject *capsule = call_dlpack(obj, stream_given ? stream
-                                                      : LEGACY_STREAM);
+    const uintptr_t consumer = crpy_dlpack_stream(stream_given, stream);
+    PyObject *capsule = call_dlpack(obj, consumer);
     if (capsule == NULL) {
         return -1;
     }
     if (!stream_given) {
         input->has_producer_stream = 1;
-        input->producer_stream = LEGACY_STREAM;
+        input->producer_stream = consumer;
     }
     /* Take ownership: rename the capsule so that its destructor leaves the
      * tensor to us, and hand it back through the deleter when done. */

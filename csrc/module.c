@@ -115,58 +115,6 @@ raise_cr_error(module_state *state, cr_status status, const cr_error *failure)
     }
 }
 
-/* stream=: None, a cudaStream_t as an int (0: the legacy default stream),
- * or a stream object of CuPy (.ptr), PyTorch (.cuda_stream) or any with
- * the __cuda_stream__ protocol ((version, handle)). */
-static int
-parse_stream(PyObject *obj, int *given, uintptr_t *handle)
-{
-    PyObject *value = NULL;
-    *given = 0;
-    if (obj == Py_None) {
-        return 0;
-    }
-    if (PyLong_Check(obj) && !PyBool_Check(obj)) {
-        value = Py_NewRef(obj);
-    }
-    else if (PyObject_HasAttrString(obj, "__cuda_stream__")) {
-        PyObject *pair = PyObject_CallMethod(obj, "__cuda_stream__", NULL);
-        if (pair == NULL) {
-            return -1;
-        }
-        if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2) {
-            value = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
-        }
-        Py_DECREF(pair);
-    }
-    else if (PyObject_HasAttrString(obj, "cuda_stream")) {
-        value = PyObject_GetAttrString(obj, "cuda_stream");
-    }
-    else if (PyObject_HasAttrString(obj, "ptr")) {
-        value = PyObject_GetAttrString(obj, "ptr");
-    }
-    if (value == NULL || !PyLong_Check(value)) {
-        if (!PyErr_Occurred()) {
-            PyErr_Format(PyExc_TypeError, "stream must be None, an int "
-                         "handle or a CUDA stream object (CuPy, PyTorch, "
-                         "__cuda_stream__), not %.100s", Py_TYPE(obj)->tp_name);
-        }
-        Py_XDECREF(value);
-        return -1;
-    }
-    unsigned long long h = PyLong_AsUnsignedLongLong(value);
-    Py_DECREF(value);
-    if (h == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError, "stream handle must be an int "
-                        ">= 0");
-        return -1;
-    }
-    *given = 1;
-    *handle = (uintptr_t)h;
-    return 0;
-}
-
 /* Large enough for any accumulator. */
 typedef union {
     uint64_t u;
@@ -440,11 +388,6 @@ report_like_numpy(module_state *state, const cr_request *request,
     return isnan(result) ? report_fp_error(0) : 0;
 }
 
-/* The per-thread default stream, the interface's value 2: it orders
- * itself after the legacy default stream, where producers that report no
- * stream (Numba) queue their work. */
-#define PER_THREAD_STREAM 2
-
 PyDoc_STRVAR(reduce_doc,
 "reduce(op, a, method, threads, dtype=None, stream=None, axis=None)\n--\n\n"
 "Reduce all elements of the array-like `a` with operator `op` ('sum',\n"
@@ -469,7 +412,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     crpy_input input = {0};
     crpy_op op;
     int stream_given = 0;
-    uintptr_t stream = PER_THREAD_STREAM;
+    uintptr_t stream = 0;
     cr_request request = {0};
     cr_error failure;
     cr_status status;
@@ -484,7 +427,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     if (parse_op(op_name, &op) < 0
         || parse_method(method_name, &request.method) < 0
         || parse_threads(threads_obj, &request.threads) < 0
-        || parse_stream(stream_obj, &stream_given, &stream) < 0) {
+        || crpy_parse_stream(stream_obj, &stream_given, &stream) < 0) {
         return NULL;
     }
     if (dtype_obj != Py_None
@@ -511,17 +454,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                         2) < 0) {
         goto done;
     }
-    /* Run on the caller's stream, after the producer's work; else on the
-     * producer's stream itself. */
-    if (input.has_producer_stream) {
-        if (stream_given) {
-            request.wait = input.producer_stream != stream;
-            request.wait_stream = input.producer_stream;
-        }
-        else {
-            stream = input.producer_stream;
-        }
-    }
+    crpy_choose_streams(&input, stream_given, stream, &request);
     request.data = input.data;
     request.layout = &input.layout;
     request.n = input.n;
@@ -529,7 +462,6 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     cr_reduction_for(request.type, reduced->type, crpy_kernel_op(op),
                      &request.cast, &request.acc, &request.op);
     request.location = input.location;
-    request.stream = stream;
     Py_BEGIN_ALLOW_THREADS
     status = cr_reduce(&request, &value, &failure);
     Py_END_ALLOW_THREADS
