@@ -35,7 +35,9 @@ from typing import Any
 from matplotlib.figure import Figure as _MplFigure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from . import bench, reference as _reference
+from . import reference as _reference
+from .results import (is_peer, is_reference, ladder_methods, order_results,
+                      speedups, validate_document)
 
 __all__ = ["plot_bandwidth", "plot_step_speedups", "select_group"]
 
@@ -62,14 +64,14 @@ class Figure(_MplFigure):
 
 def _kind(method: str) -> str:
     """How a reference is labelled: ``peer`` or ``reference`` (cub)."""
-    return "peer" if bench.is_peer(method) else "reference"
+    return "peer" if is_peer(method) else "reference"
 
 
 def _load(results: Mapping[str, Any] | str | os.PathLike) -> Mapping[str, Any]:
     if isinstance(results, (str, os.PathLike)):
         with open(results, encoding="utf-8") as f:
             results = json.load(f)
-    bench.validate_document(results)
+    validate_document(results)
     return results
 
 
@@ -167,14 +169,14 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
     dtype, threads, _, rows = select_group(doc, dtype=dtype, threads=threads)
     n = _speedup_n(rows) if n is None else n
     _, _, _, rows = select_group(doc, dtype=dtype, threads=threads, n=n)
-    rows = bench.order_results(rows)
-    ladder = bench._ladder()
+    rows = order_results(rows)
+    ladder = ladder_methods()
     tables = _reference.select(reference)
     device = doc["device"]["name"]
 
-    per_method = {r["method"]: s for r, s in zip(rows, bench.speedups(rows))}
+    per_method = {r["method"]: s for r, s in zip(rows, speedups(rows))}
     timed = [r["method"] for r in rows
-             if r["correct"] and not bench.is_reference(r["method"])]
+             if r["correct"] and not is_reference(r["method"])]
     user_label = f"{device} (this run, n = {_short_n(n)})"
     if timed and timed[0] != ladder[0]:
         user_label += f", relative to {timed[0]}"
@@ -182,9 +184,9 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
     # (label, color, {method: cumulative}, {method: step})
     series = [(user_label, _USER_COLOR,
                {m: c for m, (s, c) in per_method.items()
-                if c is not None and not bench.is_reference(m)},
+                if c is not None and not is_reference(m)},
                {m: s for m, (s, c) in per_method.items()
-                if s is not None and not bench.is_reference(m)})]
+                if s is not None and not is_reference(m)})]
     for i, table in enumerate(tables):
         color = _REFERENCE_COLORS[i % len(_REFERENCE_COLORS)]
         series.append((table.label, color, table.cumulative_speedups(),
@@ -207,7 +209,7 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
                                 fontsize=8, padding=2)
 
     for r in rows:
-        if bench.is_reference(r["method"]):
+        if is_reference(r["method"]):
             cumulative = per_method[r["method"]][1]
             if cumulative is not None:
                 color, style = _PEER_STYLES.get(r["method"], ("#000000", "--"))
@@ -220,7 +222,7 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
     top.set_yscale("log")
     highest = max([v for s in series for v in s[2].values()] + [1.0]
                   + [c for m, (_, c) in per_method.items()
-                     if bench.is_reference(m) and c is not None])
+                     if is_reference(m) and c is not None])
     top.set_ylim(top=highest * 1.6)
     formatter = FuncFormatter(lambda v, _: f"{v:g}×")
     top.yaxis.set_major_formatter(formatter)
@@ -278,12 +280,12 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
 
     doc = _load(results)
     dtype, threads, _, rows = select_group(doc, dtype=dtype, threads=threads)
-    ladder = bench._ladder()
+    ladder = ladder_methods()
     device = doc["device"]["name"]
     copy_gbps = doc["device"]["copy_gbps"]
 
     by_method: dict[str, list[tuple[int, float]]] = {}
-    for r in bench.order_results(rows):
+    for r in order_results(rows):
         if r["correct"]:
             by_method.setdefault(r["method"], []).append((r["n"], r["gbps"]))
     cmap = matplotlib.colormaps["viridis"]
@@ -295,7 +297,7 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
         points.sort()
         ns, gbps = zip(*points)
         top = max(top, *gbps)
-        if bench.is_reference(method):
+        if is_reference(method):
             color, style = _PEER_STYLES.get(method, ("#000000", "--"))
             label = f"{method} ({_kind(method)})"
         else:

@@ -33,6 +33,8 @@ from types import MappingProxyType
 from typing import Mapping
 
 from . import _cudareduce
+from .results import (is_reference, order_results, speedups,
+                      validate_document)
 
 __all__ = ["LADDER", "REFERENCES", "ReferenceTable", "get", "select",
            "side_by_side"]
@@ -279,9 +281,7 @@ def side_by_side(results: Mapping, n: int | None = None,
     ValueError
         No result of the run matches.
     """
-    from . import bench  # noqa: PLC0415 - bench imports the extension
-
-    bench.validate_document(results)
+    validate_document(results)
     rows = list(results["results"])
     if not rows:
         raise ValueError("the document holds no results")
@@ -296,11 +296,11 @@ def side_by_side(results: Mapping, n: int | None = None,
     if not rows:
         raise ValueError(f"no results with dtype={dtype!r}, "
                          f"threads={threads!r}, n={n!r}")
-    rows = bench.order_results(rows)
+    rows = order_results(rows)
 
     ours = {r["method"]: (r["median_us"], step)
-            for r, (step, _) in zip(rows, bench.speedups(rows))
-            if r["correct"] and not bench.is_reference(r["method"])}
+            for r, (step, _) in zip(rows, speedups(rows))
+            if r["correct"] and not is_reference(r["method"])}
     tables = select(reference)
     sources = [("this run", ours)]
     for t in tables:

@@ -21,6 +21,7 @@ import pytest
 
 import cudareduce
 from cudareduce import bench, reference
+from cudareduce import results as results_model
 
 try:
     import matplotlib.figure
@@ -98,7 +99,7 @@ def test_methods_are_the_steps_then_cub():
     8 of the bench's chain) and ``cub`` (its reference, no step)."""
     assert len(METHODS) == 9 and METHODS[-2:] == ["fast", "cub"]
     assert LADDER == METHODS[:7] == list(reference.LADDER)
-    assert bench._ladder() == STEPS == LADDER + ["fast"]
+    assert results_model.ladder_methods() == STEPS == LADDER + ["fast"]
     assert bench.REFERENCE_METHOD == "cub"
     assert cudareduce.DEFAULT_METHOD == "fast"
 
@@ -497,8 +498,8 @@ def test_make_document_shape():
     doc = bench.make_document(
         {"ordinal": 0, "name": "gpu", "sm_count": 2, "l2_bytes": 1024,
          "total_bytes": 1 << 30}, 123.4, [_row("sequential", 2.0)])
-    assert list(doc) == list(bench.DOCUMENT_KEYS)
-    assert list(doc["device"]) == list(bench.DEVICE_KEYS)
+    assert list(doc) == list(results_model.DOCUMENT_KEYS)
+    assert list(doc["device"]) == list(results_model.DEVICE_KEYS)
     assert doc["cudareduce_version"] == cudareduce.__version__
     bench.validate_document(doc)
     bench.validate_document(json.loads(json.dumps(doc)))
@@ -1363,9 +1364,10 @@ def test_results_repr_html_has_the_table_columns(results, sample):
     for (caption, head, body), ((dtype, n, threads), rows), text in zip(
             tables, groups.items(), text_tables):
         assert head == list(bench.TABLE_HEADERS)
-        assert caption == f"{dtype}, n = {bench._format_n(n)}, {threads} " \
-                          f"threads per block"
-        assert body == bench._group_cells(rows, sample["device"]["copy_gbps"])
+        assert caption == f"{dtype}, n = {results_model.format_n(n)}, " \
+                          f"{threads} threads per block"
+        assert body == results_model.group_cells(
+            rows, sample["device"]["copy_gbps"])
         # the same cells as the text table
         assert [line.split() for line in text[2:]] == body
     assert "WRONG" in html and "color:#b00020" in html

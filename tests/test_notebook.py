@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import cudareduce
-from cudareduce import bench
+from cudareduce import bench, results
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "benchmarks" / "step_speedups.ipynb"
@@ -117,7 +117,7 @@ def test_notebook_is_valid_and_short():
     markdown = "".join(paragraphs)
     # one paragraph per step of the bench's chain (the ladder, then fast),
     # and one for cub, the reference: every method of the library
-    steps = bench._ladder()
+    steps = results.ladder_methods()
     assert steps[-1] == "fast"
     for i, method in enumerate(steps, 1):
         assert f"**Step {i}, `{method}`" in markdown
