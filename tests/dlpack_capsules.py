@@ -14,6 +14,9 @@ is never consumed leaks nothing but the producer's own objects.
 Used from a subprocess (test_bad_inputs.py), because a wrong structure
 layout here would make the consumer read garbage, and a crash must fail
 one test, not the run.
+
+:class:`DLPackOnly` hands a real array (NumPy, CuPy, PyTorch, JAX) over by
+DLPack alone, for the tests and .ci/sanitize_driver.py.
 """
 from __future__ import annotations
 
@@ -133,3 +136,26 @@ class Producer:
 
     def __dlpack_device__(self):
         return self.device
+
+
+class DLPackOnly:
+    """Exposes only ``__dlpack__`` and ``__dlpack_device__`` of `array` (a
+    NumPy, PyTorch or JAX array), so that no other protocol can be used;
+    `device` replaces the array's own ``__dlpack_device__`` answer."""
+
+    __slots__ = ("array", "device")
+
+    def __init__(self, array, device=None):
+        self.array = array
+        self.device = device
+
+    def __dlpack__(self, *args, **kwargs):
+        return self.array.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        if self.device is not None:
+            return self.device
+        return self.array.__dlpack_device__()
+
+    def __repr__(self):
+        return f"DLPackOnly({type(self.array).__name__}, {self.device})"

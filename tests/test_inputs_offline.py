@@ -25,10 +25,10 @@ Nothing here needs a device, by construction:
 throws random dicts at the parser: zero-size or malformed, the only
 outcomes allowed are the identity or ValueError/TypeError.
 
-The helpers at the top (``CAI``, ``DLPackOnly``, ``result_dtype``,
-``dtype_argument_allowed``, ``assert_identity``, the dtype lists) are shared
-with ``test_inputs_gpu``, which also sends ``interface()``'s ``FAKE_POINTER``
-to a device.
+The helpers at the top (``CAI``, ``DLPackOnly`` from ``dlpack_capsules``,
+``result_dtype``, ``dtype_argument_allowed``, ``assert_identity``, the dtype
+lists) are shared with ``test_inputs_gpu``, which also sends
+``interface()``'s ``FAKE_POINTER`` to a device.
 """
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ from hypothesis import strategies as st
 
 import cudareduce
 from api_contract import DEFAULT_METHOD, DEFAULT_THREADS, METHODS
+from dlpack_capsules import DLPackOnly
 
 # --- shared with test_inputs_gpu ---------------------------------------------
 
@@ -100,29 +101,6 @@ class CAI:
 
     def __repr__(self):
         return f"CAI({self.__cuda_array_interface__!r})"
-
-
-class DLPackOnly:
-    """Exposes only ``__dlpack__`` and ``__dlpack_device__`` of `array` (a
-    NumPy, PyTorch or JAX array), so that no other protocol can be used;
-    `device` replaces the array's own ``__dlpack_device__`` answer."""
-
-    __slots__ = ("array", "device")
-
-    def __init__(self, array, device=None):
-        self.array = array
-        self.device = device
-
-    def __dlpack__(self, *args, **kwargs):
-        return self.array.__dlpack__(*args, **kwargs)
-
-    def __dlpack_device__(self):
-        if self.device is not None:
-            return self.device
-        return self.array.__dlpack_device__()
-
-    def __repr__(self):
-        return f"DLPackOnly({type(self.array).__name__}, {self.device})"
 
 
 def assert_identity(op: str, dtype, call, override=None):

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 import cudareduce
 import fault_origin
+from dlpack_capsules import DLPackOnly
 from exact_data import integer_values, numpy_answer, same
 
 pytestmark = pytest.mark.gpu
@@ -49,19 +50,6 @@ def cupy():
 class CAI:
     def __init__(self, interface):
         self.__cuda_array_interface__ = interface
-
-
-class DLPackOnly:
-    """Only DLPack of `array` (no CUDA array interface)."""
-
-    def __init__(self, array):
-        self.array = array
-
-    def __dlpack__(self, *args, **kwargs):
-        return self.array.__dlpack__(*args, **kwargs)
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
 
 
 def run_script(code: str, timeout: float = 300,
