@@ -50,8 +50,8 @@ def grid(dtypes):
 class Sample(NamedTuple):
     array: np.ndarray     # read-only
     reference: object     # exact sum (int), or it rounded once (float)
-    abs_sum: float        # sum of |x|
-    square_sum: float     # sum of x^2 (uniform_floats only, else 0)
+    abs_sum: float = 0.0      # sum of |x| (small_integer_floats)
+    square_sum: float = 0.0   # sum of x^2 (uniform_floats)
 
 
 def uniform_floats(rng, n, dtype) -> Sample:
@@ -76,8 +76,7 @@ def uniform_floats(rng, n, dtype) -> Sample:
         x += low                # = k, exactly
     x *= 2.0 ** -m
     wide = x.astype(np.float64)
-    return Sample(x, exact_k / 2 ** m, float(np.sum(np.abs(wide))),
-                  float(np.dot(wide, wide)))
+    return Sample(x, exact_k / 2 ** m, square_sum=float(np.dot(wide, wide)))
 
 
 def small_integer_floats(rng, n, dtype) -> Sample:
@@ -98,7 +97,7 @@ def small_integer_floats(rng, n, dtype) -> Sample:
     magnitude = rng.integers(1, 16, size=n, endpoint=True)
     x = np.where(rng.random(n) < 0.5, -magnitude, magnitude)
     return Sample(x.astype(dtype), int(np.sum(x)),
-                  float(np.sum(magnitude)), 0.0)
+                  abs_sum=float(np.sum(magnitude)))
 
 
 def wide_integers(rng, n, dtype) -> Sample:
@@ -110,7 +109,7 @@ def wide_integers(rng, n, dtype) -> Sample:
                          endpoint=True)
     else:
         x = rng.integers(-2 ** 40, 2 ** 40, size=n, dtype=np.int64)
-    return Sample(x, int(np.sum(x, dtype=np.int64)), 0.0, 0.0)
+    return Sample(x, int(np.sum(x, dtype=np.int64)))
 
 
 GENERATORS = {
