@@ -1,6 +1,6 @@
 """Checks that a source distribution builds and tests like the repository.
 
-Usage: check_sdist.py SDIST [--repo DIR]
+Usage: check_sdist.py SDIST [--repo DIR] [--wheel WHEEL]
 
 - Every file git tracks is in the sdist (the build's sources and headers,
   and everything the test suite reads: helpers, C checks, data, recorded
@@ -9,6 +9,9 @@ Usage: check_sdist.py SDIST [--repo DIR]
   resolves inside it: next to the including file, or in cuda/ or csrc/
   (the include directories setup.py gives the compilers).
 - Every import of a sibling module by a file in tests/ resolves in tests/.
+- With ``--wheel``: the wheel built from the sdist holds every module of
+  the package (``cudareduce/**/*.py``), subpackages included, which
+  pyproject.toml must list one by one.
 
 Prints each problem and exits 1 if there is any, else prints a summary.
 """
@@ -20,11 +23,13 @@ import re
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path, PurePosixPath
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SOURCE_SUFFIXES = {".c", ".h", ".cu", ".cuh", ".def"}
 INCLUDE_DIRS = ("cuda", "csrc")
+PACKAGE = "cudareduce"
 
 
 def sdist_files(path: Path) -> dict[str, bytes]:
@@ -89,23 +94,43 @@ def unresolved_test_imports(files: dict, tracked: list[str]) -> list[str]:
     return problems
 
 
+def missing_from_wheel(files: dict, wheel: set[str]) -> list[str]:
+    """The package's Python modules in the sdist that the wheel lacks."""
+    return [f"not in the wheel: {name}" for name in sorted(files)
+            if name.startswith(f"{PACKAGE}/") and name.endswith(".py")
+            and name not in wheel]
+
+
+def wheel_files(path: Path) -> set[str]:
+    """The paths of the files a wheel holds."""
+    with zipfile.ZipFile(path) as archive:
+        return set(archive.namelist())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sdist", type=Path)
     parser.add_argument("--repo", type=Path, default=Path.cwd())
+    parser.add_argument("--wheel", type=Path, default=None,
+                        help="a wheel built from SDIST, to check that it "
+                             "holds every module of the package")
     args = parser.parse_args(argv)
     tracked = subprocess.run(["git", "ls-files"], cwd=args.repo, check=True,
                              capture_output=True, text=True).stdout.split()
     files = sdist_files(args.sdist)
     problems = (missing_tracked(files, tracked) + unresolved_includes(files)
                 + unresolved_test_imports(files, tracked))
+    if args.wheel is not None:
+        problems += missing_from_wheel(files, wheel_files(args.wheel))
     for problem in problems:
         print(f"check_sdist: {problem}")
     if problems:
         return 1
+    wheel = "" if args.wheel is None else \
+        f"; {args.wheel.name} holds every module of {PACKAGE}"
     print(f"check_sdist: OK: {args.sdist.name}: {len(files)} files, every "
           f"one of the {len(tracked)} git tracks, every #include and test "
-          f"import resolved")
+          f"import resolved{wheel}")
     return 0
 
 

@@ -39,17 +39,18 @@ synchronized reduction:
   ``cudareduce.sum(device_array, method)``: every kernel pass plus the copy
   of the one result back to the host, which is what waits for the GPU.  The
   peers are timed the same way: ``torch.sum(t).item()``, ``cupy.sum(x).item()``.
-- **Fallback** (this build of cudareduce only reads host arrays): the call is
-  ``_cudareduce.time_reduce("sum", a, method, 256, 1, 0, REPS)``: one
-  host-to-device copy of the input, then ``REPS`` (20) synchronized
+- **Fallback** (neither CuPy nor PyTorch holds a device array): the call is
+  ``_cudareduce.time_reduce("sum", a, method, 256, 1, 0, REPS, "launch")``:
+  one host-to-device copy of the input, then ``REPS`` (20) synchronized
   reductions.  Its wall time is dominated by the copy, so compare methods by
   ``extra_info`` below, not by the wall-clock columns.
 
 ``extra_info["timed_call"]`` names the mode.  Whatever the mode,
 ``extra_info`` also carries the kernel-only figures of
-``python -m cudareduce.bench`` (CUDA events, warm-up, median, inputs rotated
-when smaller than 4x L2): ``median_kernel_us`` and ``gbps_kernel`` (bytes
-read / time); ``gbps_wall`` is bytes read / the benchmark's median call
+``python -m cudareduce.bench`` (GPU time behind a stream-holding kernel,
+cold: L2 flushed, one run a sample; warm-up, median): ``median_kernel_us``
+and ``gbps_kernel`` (bytes read / time), and the back-to-back figure
+``batch_kernel_us``; ``gbps_wall`` is bytes read / the benchmark's median call
 (device-resident mode and peers only); plus ``n``, ``dtype``, ``threads``,
 ``bytes``.
 """
@@ -154,13 +155,14 @@ def holder():
     return _holder()
 
 
-def _record(benchmark, data: _Input, kernel_us: float | None, mode: str,
+def _record(benchmark, data: _Input, timings: dict, mode: str,
             wall: bool) -> None:
+    kernel_us = timings["cold_us"]
     info = {"n": data.n, "dtype": DTYPE, "threads": THREADS,
             "bytes": data.nbytes, "timed_call": mode,
             "median_kernel_us": kernel_us,
-            "gbps_kernel": None if kernel_us is None
-            else data.nbytes / (kernel_us * 1e3)}
+            "batch_kernel_us": timings["batch_us"],
+            "gbps_kernel": data.nbytes / (kernel_us * 1e3)}
     stats = getattr(benchmark, "stats", None)
     if wall and stats is not None:
         info["gbps_wall"] = data.nbytes / (stats.stats.median * 1e9)
@@ -171,10 +173,9 @@ def _record(benchmark, data: _Input, kernel_us: float | None, mode: str,
 def test_method(benchmark, data: _Input, holder, method: str) -> None:
     n = data.n
     benchmark.group = _group(n)
-    timer = bench.ladder_timer(method, THREADS)
-    kernel_us, _, correct = bench.measure_method(
-        timer, data.host, data.reference, data.buffers)
-    if not correct:
+    timings = bench.measure_method(bench.method_timer(method, THREADS),
+                                   data.host, data.reference, data.buffers)
+    if timings is None:
         pytest.fail(f"{method} is WRONG at n={n}; not timed")
 
     if holder is not None:
@@ -187,8 +188,8 @@ def test_method(benchmark, data: _Input, holder, method: str) -> None:
         mode = (f"fallback: time_reduce = 1 host-to-device copy + {REPS} "
                 f"synchronized reductions per call")
         benchmark(_cudareduce.time_reduce, "sum", data.host, method, THREADS,
-                  1, 0, REPS)
-    _record(benchmark, data, kernel_us, mode, wall=holder is not None)
+                  1, 0, REPS, "launch")
+    _record(benchmark, data, timings, mode, wall=holder is not None)
 
 
 @pytest.mark.parametrize("peer", bench.PEERS)
@@ -198,9 +199,9 @@ def test_peer(benchmark, data: _Input, peer: str) -> None:
         pytest.skip(f"{peer} unavailable: {why}")
     n = data.n
     benchmark.group = _group(n)
-    kernel_us, _, correct = bench.measure_method(
-        timer, data.host, data.reference, data.buffers)
-    if not correct:
+    timings = bench.measure_method(timer, data.host, data.reference,
+                                   data.buffers)
+    if timings is None:
         pytest.fail(f"{peer} is WRONG at n={n}; not timed")
     if peer == "torch.sum":
         import torch
@@ -216,6 +217,6 @@ def test_peer(benchmark, data: _Input, peer: str) -> None:
             return cupy.sum(x).item()
     data.check(call(), peer)
     benchmark(call)
-    _record(benchmark, data, kernel_us,
+    _record(benchmark, data, timings,
             f"device-resident: {peer}(device array).item()", wall=True)
 

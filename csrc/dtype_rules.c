@@ -1,5 +1,5 @@
-/* dtype_rules.c: the dtypes the kernels take, and NumPy's rules for the
- * result dtype of each operator, by table. */
+/* dtype_rules.c: the dtypes the kernels take (cuda/types.def's rows), and
+ * NumPy's rules for the dtypes of a reduction. */
 #include "extension.h"
 
 /* cuda/types.def's rows, with NumPy's typenum of each. */
@@ -13,29 +13,6 @@ static const crpy_dtype dtype_table[CR_TYPE_COUNT] = {CR_TYPES(DTYPE_ROW)};
     ", " #name
 static const char supported_names[] = CR_TYPES(NAME_ITEM);
 #undef NAME_ITEM
-
-static const struct {
-    const char *name;
-    cr_op kernel_op;
-    int takes_dtype;        /* accepts dtype= (numpy.sum, numpy.mean) */
-} op_table[CRPY_OP_COUNT] = {
-    {"sum", CR_OP_SUM, 1},
-    {"mean", CR_OP_SUM, 1},
-    {"min", CR_OP_MIN, 0},
-    {"max", CR_OP_MAX, 0},
-};
-
-const char *
-crpy_op_name(crpy_op op)
-{
-    return op_table[op].name;
-}
-
-cr_op
-crpy_kernel_op(crpy_op op)
-{
-    return op_table[op].kernel_op;
-}
 
 const crpy_dtype *
 crpy_lookup_dtype(PyArray_Descr *descr)
@@ -63,8 +40,8 @@ crpy_dtype_of_type(cr_type type)
  * gives int64, of unsigned ones uint64; numpy.mean of those gives float64
  * and sums in float64.  Floats keep their type, except that numpy.mean of
  * float16 sums in float32. */
-static const crpy_dtype *
-numpy_sum_dtype(const crpy_dtype *input)
+const crpy_dtype *
+crpy_numpy_sum_dtype(const crpy_dtype *input)
 {
     switch (input->kind) {
     case 'f':
@@ -76,48 +53,45 @@ numpy_sum_dtype(const crpy_dtype *input)
     }
 }
 
-static const crpy_dtype *
-numpy_mean_dtype(const crpy_dtype *input)
+const crpy_dtype *
+crpy_numpy_mean_dtype(const crpy_dtype *input)
 {
     return input->kind == 'f' ? input : &dtype_table[CR_TYPE_FLOAT64];
 }
 
-static const crpy_dtype *
-numpy_mean_sum_dtype(const crpy_dtype *input)
+const crpy_dtype *
+crpy_numpy_mean_sum_dtype(const crpy_dtype *input)
 {
     return input->type == CR_TYPE_FLOAT16 ? &dtype_table[CR_TYPE_FLOAT32]
-                                          : numpy_mean_dtype(input);
+                                          : crpy_numpy_mean_dtype(input);
+}
+
+const crpy_dtype *
+crpy_same_dtype(const crpy_dtype *input)
+{
+    return input;
 }
 
 int
-crpy_result_dtypes(crpy_op op, const crpy_dtype *input,
+crpy_result_dtypes(const crpy_operator *op, const crpy_dtype *input,
                    PyArray_Descr *requested, const crpy_dtype **reduced,
                    const crpy_dtype **result)
 {
     const crpy_dtype *given = NULL;
     if (requested != NULL) {
-        if (!op_table[op].takes_dtype) {
+        if (!op->takes_dtype) {
             PyErr_Format(PyExc_TypeError, "cudareduce.%s takes no dtype",
-                         op_table[op].name);
+                         op->name);
             return -1;
         }
         /* Any supported dtype, cast to unsafely, as numpy.sum and
-         * numpy.mean do. */
+         * numpy.mean do: it is both the dtype reduced into and the
+         * result's. */
         if ((given = crpy_lookup_dtype(requested)) == NULL) {
             return -1;
         }
     }
-    switch (op) {
-    case CRPY_SUM:
-        *reduced = *result = given ? given : numpy_sum_dtype(input);
-        break;
-    case CRPY_MEAN:
-        *reduced = given ? given : numpy_mean_sum_dtype(input);
-        *result = given ? given : numpy_mean_dtype(input);
-        break;
-    default:
-        *reduced = *result = input;
-        break;
-    }
+    *reduced = given ? given : op->reduced_dtype(input);
+    *result = given ? given : op->result_dtype(input);
     return 0;
 }

@@ -1,8 +1,10 @@
 /* extension.h: what the C files of cudareduce._cudareduce share.
  *
  * dtype_rules.c: NumPy dtypes <-> cr_type, and NumPy's result dtypes.
+ * operators.c: the Python-level operators as rows (sum, mean, min, max).
  * input.c: any array-like -> a pointer, a layout and a dtype (NumPy,
  *          __cuda_array_interface__, DLPack).
+ * streams.c: the streams a call runs on and waits for.
  * module.c: the module, its functions and its exceptions.
  */
 #ifndef CUDAREDUCE_EXTENSION_H
@@ -39,17 +41,42 @@ typedef struct {
 const crpy_dtype *crpy_lookup_dtype(PyArray_Descr *descr);
 const crpy_dtype *crpy_dtype_of_type(cr_type type);
 
-/* The Python-level operators: mean is a sum divided on the host. */
-typedef enum {
-    CRPY_SUM = 0,
-    CRPY_MEAN,
-    CRPY_MIN,
-    CRPY_MAX,
-    CRPY_OP_COUNT
-} crpy_op;
+/* NumPy's result rules, by the input's kind (dtype_rules.c): numpy.sum's
+ * dtype, numpy.mean's, the dtype numpy.mean sums in, and the input's own
+ * (min and max). */
+const crpy_dtype *crpy_numpy_sum_dtype(const crpy_dtype *input);
+const crpy_dtype *crpy_numpy_mean_dtype(const crpy_dtype *input);
+const crpy_dtype *crpy_numpy_mean_sum_dtype(const crpy_dtype *input);
+const crpy_dtype *crpy_same_dtype(const crpy_dtype *input);
 
-const char *crpy_op_name(crpy_op op);
-cr_op crpy_kernel_op(crpy_op op);
+/* --- operators.c -------------------------------------------------------- */
+
+/* A Python-level operator, one row of operators.c's table: what the
+ * kernels do, NumPy's rules for its dtypes and for an empty input, and
+ * the step that finishes the kernels' value into the result (mean's
+ * divide). */
+typedef struct crpy_operator {
+    const char *name;
+    cr_op kernel_op;
+    int takes_dtype;            /* accepts dtype= (numpy.sum, numpy.mean) */
+    /* An empty input: NumPy's ufunc named in its "no identity" ValueError
+     * (NULL: the empty reduction has a value), and the RuntimeWarning it
+     * gives (NULL: none). */
+    const char *empty_error_ufunc;
+    const char *empty_warning;
+    /* The dtype the elements are reduced into, and the result's. */
+    const crpy_dtype *(*reduced_dtype)(const crpy_dtype *input);
+    const crpy_dtype *(*result_dtype)(const crpy_dtype *input);
+    /* The result from the reduction's value (a NumPy scalar of the reduced
+     * dtype) and the element count; NULL: the value is the result. */
+    PyObject *(*finish)(PyObject *reduction, int64_t n,
+                        const crpy_dtype *result);
+} crpy_operator;
+
+/* The operator named `name` (a str); NULL with ValueError if none. */
+const crpy_operator *crpy_operator_named(PyObject *name);
+/* The sum's row (the plan reports a sum's). */
+const crpy_operator *crpy_sum_operator(void);
 
 /* The dtypes of `op` over `input`, NumPy's, with `requested` (a dtype=
  * argument, NULL if none): *reduced, the dtype the elements are reduced
@@ -57,7 +84,7 @@ cr_op crpy_kernel_op(crpy_op op);
  * for min and max), and *result, the returned scalar's.  A requested dtype
  * is cast to unsafely, as NumPy does.  0, or -1 with TypeError when
  * `requested` is unsupported or `op` takes none. */
-int crpy_result_dtypes(crpy_op op, const crpy_dtype *input,
+int crpy_result_dtypes(const crpy_operator *op, const crpy_dtype *input,
                        PyArray_Descr *requested, const crpy_dtype **reduced,
                        const crpy_dtype **result);
 
@@ -70,10 +97,9 @@ typedef struct {
     void *dl_managed;           /* DLPack tensor to hand back, or NULL */
     int dl_versioned;
     cr_location location;
-    const void *data;
-    int64_t n;
+    const void *data;           /* the pointer the layout is planned for */
     int ndim;                   /* as given, before cr_plan_layout */
-    cr_layout layout;           /* of every input */
+    cr_layout layout;           /* of every input: its n, its offset */
     const crpy_dtype *dtype;
     int has_producer_stream;    /* the stream the data is ready on */
     uintptr_t producer_stream;

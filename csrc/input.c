@@ -136,11 +136,10 @@ plan_device_layout(crpy_input *input, int ndim, const int64_t *shape,
         PyErr_Format(PyExc_ValueError, "%s: %s", source, failure.message);
         return -1;
     }
-    input->n = input->layout.n;
-    if (input->n > 0) {
+    if (input->layout.n > 0) {
         if (input->data == NULL) {
             PyErr_Format(PyExc_ValueError, "%s: null data pointer for %lld "
-                         "elements", source, (long long)input->n);
+                         "elements", source, (long long)input->layout.n);
             return -1;
         }
         if ((uintptr_t)input->data % (uintptr_t)input->dtype->itemsize) {
@@ -238,7 +237,6 @@ acquire_host(PyObject *obj, crpy_input *input)
     input->ndim = PyArray_NDIM((PyArrayObject *)input->owner);
     input->location = CR_HOST;
     input->data = PyArray_DATA((PyArrayObject *)input->owner);
-    input->n = input->layout.n;
     return 0;
 
 error:

@@ -54,20 +54,6 @@ parse_method(PyObject *name, cr_method *method)
     return -1;
 }
 
-static int
-parse_op(PyObject *name, crpy_op *op)
-{
-    for (int o = 0; o < CRPY_OP_COUNT; o++) {
-        if (PyUnicode_Check(name)
-            && PyUnicode_CompareWithASCIIString(name, crpy_op_name(o)) == 0) {
-            *op = (crpy_op)o;
-            return 0;
-        }
-    }
-    PyErr_Format(PyExc_ValueError, "unknown operator %R", name);
-    return -1;
-}
-
 /* threads: an int (not a bool, not a float), a power of two in range. */
 static int
 parse_threads(PyObject *value, int *threads)
@@ -168,29 +154,6 @@ box_value(const result_value *value, cr_type acc, const crpy_dtype *dtype)
         return scalar_as(&inf, NPY_FLOAT16, NPY_FLOAT16);
     }
     return scalar_as(value, crpy_dtype_of_type(acc)->typenum, dtype->typenum);
-}
-
-/* numpy.mean's last step: the sum divided by the count, with NumPy's own
- * scalar arithmetic (so its rounding and its divide warnings), then made a
- * scalar of the result dtype: `ret.dtype.type(ret / rcount)` in NumPy's
- * _methods._mean, rcount an intp. */
-static PyObject *
-mean_of(PyObject *sum, int64_t n, const crpy_dtype *result)
-{
-    npy_intp count = (npy_intp)n;
-    PyObject *quotient = NULL, *mean = NULL;
-    PyArray_Descr *intp = PyArray_DescrFromType(NPY_INTP);
-    PyArray_Descr *type = PyArray_DescrFromType(result->typenum);
-    PyObject *rcount = intp ? PyArray_Scalar(&count, intp, NULL) : NULL;
-    if (rcount != NULL && type != NULL
-        && (quotient = PyNumber_TrueDivide(sum, rcount)) != NULL) {
-        mean = PyObject_CallOneArg((PyObject *)type->typeobj, quotient);
-    }
-    Py_XDECREF(quotient);
-    Py_XDECREF(rcount);
-    Py_XDECREF(type);
-    Py_XDECREF(intp);
-    return mean;
 }
 
 /* axis=: None, or an int or a tuple of ints naming every axis of an
@@ -388,6 +351,66 @@ report_like_numpy(module_state *state, const cr_request *request,
     return isnan(result) ? report_fp_error(0) : 0;
 }
 
+/* One call's reduction, as reduce and time_reduce open it: the operator,
+ * the input (held until close_reduction_call), NumPy's dtypes, and the
+ * request for cuda/. */
+typedef struct {
+    const crpy_operator *op;
+    crpy_input input;
+    const crpy_dtype *reduced, *result;
+    cr_request request;
+} reduction_call;
+
+/* Parses the operator, method and threads, acquires the input (DLPack
+ * producers asked to order their work before `stream` if `stream_given`),
+ * checks `axis` against it and finds NumPy's dtypes (with `requested`, a
+ * dtype= argument or NULL); fills the request but for its streams.  0, or
+ * -1 with an exception; close the call either way. */
+static int
+open_reduction_call(PyObject *op_name, PyObject *obj, PyObject *method_name,
+                    PyObject *threads_obj, PyObject *axis,
+                    PyArray_Descr *requested, int stream_given,
+                    uintptr_t stream, reduction_call *call)
+{
+    cr_request *request = &call->request;
+    if ((call->op = crpy_operator_named(op_name)) == NULL
+        || parse_method(method_name, &request->method) < 0
+        || parse_threads(threads_obj, &request->threads) < 0
+        || crpy_acquire_input(obj, stream_given, stream, &call->input) < 0
+        || check_axis(axis, call->input.ndim) < 0
+        || crpy_result_dtypes(call->op, call->input.dtype, requested,
+                              &call->reduced, &call->result) < 0) {
+        return -1;
+    }
+    request->data = call->input.data;
+    request->layout = &call->input.layout;
+    request->n = call->input.layout.n;
+    request->type = call->input.dtype->type;
+    request->location = call->input.location;
+    cr_reduction_for(request->type, call->reduced->type,
+                     call->op->kernel_op, &request->cast, &request->acc,
+                     &request->op);
+    return 0;
+}
+
+/* The operator's result from the reduction's value, boxed as a scalar of
+ * the reduced dtype (NULL: an exception is set): the operator's finishing
+ * step (mean's divide), or the value itself. */
+static PyObject *
+finish_reduction_call(const reduction_call *call, PyObject *reduction)
+{
+    if (reduction == NULL || call->op->finish == NULL) {
+        return Py_XNewRef(reduction);
+    }
+    return call->op->finish(reduction, call->request.n, call->result);
+}
+
+static void
+close_reduction_call(reduction_call *call)
+{
+    crpy_release_input(&call->input);
+}
+
 PyDoc_STRVAR(reduce_doc,
 "reduce(op, a, method, threads, dtype=None, stream=None, axis=None)\n--\n\n"
 "Reduce all elements of the array-like `a` with operator `op` ('sum',\n"
@@ -401,19 +424,14 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"op", "a", "method", "threads", "dtype",
                                "stream", "axis", NULL};
-    static const char *const numpy_names[CRPY_OP_COUNT] = {
-        "add", "add", "minimum", "maximum"};
     module_state *state = get_module_state(module);
     PyObject *op_name, *obj, *method_name, *threads_obj;
     PyObject *dtype_obj = Py_None, *stream_obj = Py_None, *axis = Py_None;
     PyArray_Descr *requested = NULL;
     PyObject *reduction = NULL, *result = NULL;
-    const crpy_dtype *reduced, *result_dtype;
-    crpy_input input = {0};
-    crpy_op op;
+    reduction_call call = {0};
     int stream_given = 0;
     uintptr_t stream = 0;
-    cr_request request = {0};
     cr_error failure;
     cr_status status;
     result_value value = {0};
@@ -421,12 +439,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOO:reduce",
                                      keywords, &op_name, &obj, &method_name,
                                      &threads_obj, &dtype_obj,
-                                     &stream_obj, &axis)) {
-        return NULL;
-    }
-    if (parse_op(op_name, &op) < 0
-        || parse_method(method_name, &request.method) < 0
-        || parse_threads(threads_obj, &request.threads) < 0
+                                     &stream_obj, &axis)
         || crpy_parse_stream(stream_obj, &stream_given, &stream) < 0) {
         return NULL;
     }
@@ -437,33 +450,25 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                      "%R", dtype_obj);
         return NULL;
     }
-    if (crpy_acquire_input(obj, stream_given, stream, &input) < 0
-        || check_axis(axis, input.ndim) < 0
-        || crpy_result_dtypes(op, input.dtype, requested, &reduced,
-                              &result_dtype) < 0) {
+    if (open_reduction_call(op_name, obj, method_name, threads_obj, axis,
+                            requested, stream_given, stream, &call) < 0) {
         goto done;
     }
-    if (input.n == 0 && (op == CRPY_MIN || op == CRPY_MAX)) {
+    if (call.request.n == 0 && call.op->empty_error_ufunc != NULL) {
         PyErr_Format(PyExc_ValueError, "zero-size array to reduction "
-                     "operation %s which has no identity", numpy_names[op]);
+                     "operation %s which has no identity",
+                     call.op->empty_error_ufunc);
         goto done;
     }
     /* Level 2: the warning points at the caller of cudareduce.mean. */
-    if (op == CRPY_MEAN && input.n == 0
-        && PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice",
+    if (call.request.n == 0 && call.op->empty_warning != NULL
+        && PyErr_WarnEx(PyExc_RuntimeWarning, call.op->empty_warning,
                         2) < 0) {
         goto done;
     }
-    crpy_choose_streams(&input, stream_given, stream, &request);
-    request.data = input.data;
-    request.layout = &input.layout;
-    request.n = input.n;
-    request.type = input.dtype->type;
-    cr_reduction_for(request.type, reduced->type, crpy_kernel_op(op),
-                     &request.cast, &request.acc, &request.op);
-    request.location = input.location;
+    crpy_choose_streams(&call.input, stream_given, stream, &call.request);
     Py_BEGIN_ALLOW_THREADS
-    status = cr_reduce(&request, &value, &failure);
+    status = cr_reduce(&call.request, &value, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
         raise_cr_error(state, status, &failure);
@@ -471,19 +476,17 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     /* What the producer asked to wait for is done: the checks below run
      * on the same stream, after it. */
-    request.wait = 0;
-    reduction = box_value(&value, request.acc, reduced);
-    if (reduction == NULL
-        || report_like_numpy(state, &request, input.dtype, reduced,
-                             reduction) < 0) {
-        goto done;
+    call.request.wait = 0;
+    reduction = box_value(&value, call.request.acc, call.reduced);
+    if (reduction != NULL
+        && report_like_numpy(state, &call.request, call.input.dtype,
+                             call.reduced, reduction) == 0) {
+        result = finish_reduction_call(&call, reduction);
     }
-    result = op == CRPY_MEAN ? mean_of(reduction, input.n, result_dtype)
-                             : Py_NewRef(reduction);
 
 done:
     Py_XDECREF(reduction);
-    crpy_release_input(&input);
+    close_reduction_call(&call);
     Py_XDECREF(requested);
     return result;
 }
@@ -504,113 +507,161 @@ times_to_list(const float *times_ms, int count)
     return list;
 }
 
+/* The timing modes by name, in cr_timing_mode order. */
+static const char *const timing_mode_names[CR_TIMING_MODE_COUNT] = {
+    "launch", "cold", "batch"};
+
+/* mode, buffers, warmup, reps, batch: a cr_timing, checked. */
+static int
+parse_timing(const char *mode, int buffers, int warmup, int reps, int batch,
+             cr_timing *timing)
+{
+    int m = 0;
+    while (m < CR_TIMING_MODE_COUNT && strcmp(mode, timing_mode_names[m])) {
+        m++;
+    }
+    if (m == CR_TIMING_MODE_COUNT) {
+        PyErr_Format(PyExc_ValueError, "unknown timing mode '%s': 'launch', "
+                     "'cold' or 'batch'", mode);
+        return -1;
+    }
+    if (buffers < 1 || warmup < 0 || reps < 1 || batch < 1
+        || (batch > 1 && m != CR_TIMING_BATCH)) {
+        PyErr_SetString(PyExc_ValueError, "buffers >= 1, warmup >= 0, "
+                        "reps >= 1, batch >= 1 (> 1 only in 'batch' mode)");
+        return -1;
+    }
+    *timing = (cr_timing){(cr_timing_mode)m, buffers, warmup, reps, batch};
+    return 0;
+}
+
 PyDoc_STRVAR(time_reduce_doc,
-"time_reduce(op, a, method, threads, buffers, warmup, reps)\n--\n\n"
-"Copy the array-like `a` to `buffers` device buffers, then time `reps`\n"
-"reductions (after `warmup` untimed ones), rotating among the buffers,\n"
-"with CUDA events around each run's kernels.  Returns (result of the last\n"
-"run as a NumPy scalar, list of the times in milliseconds).");
+"time_reduce(op, a, method, threads, buffers, warmup, reps, mode, batch=1)\n"
+"--\n\n"
+"Copy the contiguous host array `a` to `buffers` device buffers, then time\n"
+"`reps` samples (after `warmup` untimed ones) of its reduction, rotating\n"
+"among the buffers.  mode 'launch': each run between two CUDA events, the\n"
+"host's launch latency included; 'cold': each run behind a kernel that\n"
+"holds the stream until it is queued, L2 flushed first, an event after\n"
+"every pass; 'batch': `batch` runs back to back behind that kernel, a\n"
+"sample their mean.  Returns (result of the last run as a NumPy scalar,\n"
+"times in ms, per-pass times in ms: a list per sample in 'cold' mode,\n"
+"else None; empty lists for cub, whose launches are its own).");
 
 static PyObject *
 cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"op", "a", "method", "threads", "buffers",
-                               "warmup", "reps", NULL};
+                               "warmup", "reps", "mode", "batch", NULL};
     PyObject *op_name, *obj, *method_name, *threads_obj;
-    PyObject *scalar = NULL, *times = NULL, *result = NULL;
-    const crpy_dtype *reduced, *result_dtype;
-    crpy_input input = {0};
-    crpy_op op;
-    float *times_ms = NULL;
-    cr_timing_request timing = {0};
-    cr_request *request = &timing.request;
+    PyObject *scalar = NULL, *times = NULL, *pass_lists = NULL;
+    PyObject *result = NULL;
+    const char *mode;
+    int buffers, warmup, reps, batch = 1, passes = 0;
+    float *times_ms = NULL, *pass_ms = NULL;
+    cr_timing timing;
+    reduction_call call = {0};
     cr_error failure;
     cr_status status;
     result_value value = {0};
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiii:time_reduce",
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiiis|i:time_reduce",
                                      keywords, &op_name, &obj, &method_name,
-                                     &threads_obj, &timing.buffers,
-                                     &timing.warmup, &timing.reps)) {
+                                     &threads_obj, &buffers, &warmup, &reps,
+                                     &mode, &batch)
+        || parse_timing(mode, buffers, warmup, reps, batch, &timing) < 0) {
         return NULL;
     }
-    if (timing.reps < 1) {
-        PyErr_SetString(PyExc_ValueError, "reps must be >= 1");
-        return NULL;
+    if (open_reduction_call(op_name, obj, method_name, threads_obj, Py_None,
+                            NULL, 0, 0, &call) < 0) {
+        goto done;
     }
-    if (parse_op(op_name, &op) < 0
-        || parse_method(method_name, &request->method) < 0
-        || parse_threads(threads_obj, &request->threads) < 0
-        || crpy_acquire_input(obj, 0, 0, &input) < 0) {
-        return NULL;
-    }
-    if (input.location != CR_HOST || !input.layout.contiguous) {
+    if (call.input.location != CR_HOST || !call.input.layout.contiguous) {
         PyErr_SetString(PyExc_ValueError, "time_reduce takes a contiguous "
                         "host array");
-        goto error;
+        goto done;
     }
-    if (crpy_result_dtypes(op, input.dtype, NULL, &reduced,
-                           &result_dtype) < 0) {
-        goto error;
-    }
-    request->data = (const char *)input.data + input.layout.offset;
-    request->n = input.n;
-    request->type = input.dtype->type;
-    cr_reduction_for(request->type, reduced->type, crpy_kernel_op(op),
-                     &request->cast, &request->acc, &request->op);
-    request->location = CR_HOST;
-    times_ms = PyMem_Calloc((size_t)timing.reps, sizeof(float));
-    if (times_ms == NULL) {
+    times_ms = PyMem_Calloc((size_t)reps, sizeof(float));
+    pass_ms = PyMem_Calloc((size_t)reps * CR_MAX_PASSES, sizeof(float));
+    if (times_ms == NULL || pass_ms == NULL) {
         PyErr_NoMemory();
-        goto error;
+        goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    status = cr_time_reduce(&timing, times_ms, &value, &failure);
+    status = cr_time_reduce(&call.request, &timing, times_ms, pass_ms,
+                            &passes, &value, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
         raise_cr_error(get_module_state(module), status, &failure);
-        goto error;
+        goto done;
     }
-    scalar = box_value(&value, request->acc, reduced);
-    if (scalar != NULL && op == CRPY_MEAN) {
-        Py_SETREF(scalar, mean_of(scalar, request->n, result_dtype));
+    scalar = box_value(&value, call.request.acc, call.reduced);
+    Py_XSETREF(scalar, finish_reduction_call(&call, scalar));
+    times = times_to_list(times_ms, reps);
+    if (timing.mode != CR_TIMING_COLD) {
+        pass_lists = Py_NewRef(Py_None);
     }
-    times = times_to_list(times_ms, timing.reps);
-    if (scalar != NULL && times != NULL) {
-        result = PyTuple_Pack(2, scalar, times);
+    else if ((pass_lists = PyList_New(reps)) != NULL) {
+        for (int r = 0; r < reps; r++) {
+            PyObject *row = times_to_list(pass_ms + r * CR_MAX_PASSES,
+                                          passes);
+            if (row == NULL) {
+                Py_CLEAR(pass_lists);
+                break;
+            }
+            PyList_SET_ITEM(pass_lists, r, row);
+        }
+    }
+    if (scalar != NULL && times != NULL && pass_lists != NULL) {
+        result = PyTuple_Pack(3, scalar, times, pass_lists);
     }
 
-error:
+done:
     Py_XDECREF(scalar);
     Py_XDECREF(times);
+    Py_XDECREF(pass_lists);
     PyMem_Free(times_ms);
-    crpy_release_input(&input);
+    PyMem_Free(pass_ms);
+    close_reduction_call(&call);
     return result;
 }
 
-PyDoc_STRVAR(time_copy_doc,
-"time_copy(nbytes, reps, from_host=False)\n--\n\n"
-"Times `reps` device-to-device copies of `nbytes` bytes (from_host: copies\n"
-"from pinned host memory to the device) with CUDA events; returns the\n"
-"times in milliseconds.");
+/* The probes by name, in cr_probe order. */
+static const char *const probe_names[CR_PROBE_COUNT] = {
+    "empty", "read", "host_copy"};
+
+PyDoc_STRVAR(time_probe_doc,
+"time_probe(probe, nbytes, buffers, warmup, reps, mode, batch=1)\n--\n\n"
+"Times a probe as time_reduce times a reduction: 'empty' (an empty\n"
+"kernel; nbytes 0), 'read' (a read-only streaming kernel over nbytes: the\n"
+"read ceiling) or 'host_copy' (a copy of nbytes from pinned host memory).\n"
+"Returns the times in ms.");
 
 static PyObject *
-cudareduce_time_copy(PyObject *module, PyObject *args)
+cudareduce_time_probe(PyObject *module, PyObject *args)
 {
+    const char *name, *mode;
     long long nbytes;
-    int reps;
-    int from_host = 0;
+    int buffers, warmup, reps, batch = 1, probe = 0;
     float *times_ms;
     PyObject *result = NULL;
+    cr_timing timing;
     cr_error failure;
     cr_status status;
 
-    if (!PyArg_ParseTuple(args, "Li|p:time_copy", &nbytes, &reps,
-                          &from_host)) {
+    if (!PyArg_ParseTuple(args, "sLiiis|i:time_probe", &name, &nbytes,
+                          &buffers, &warmup, &reps, &mode, &batch)
+        || parse_timing(mode, buffers, warmup, reps, batch, &timing) < 0) {
         return NULL;
     }
-    if (reps < 1 || nbytes < 1) {
-        PyErr_SetString(PyExc_ValueError, "nbytes and reps must be >= 1");
+    while (probe < CR_PROBE_COUNT && strcmp(name, probe_names[probe])) {
+        probe++;
+    }
+    if (probe == CR_PROBE_COUNT || nbytes < 0
+        || (nbytes == 0) != (probe == CR_PROBE_EMPTY)) {
+        PyErr_Format(PyExc_ValueError, "probe must be 'empty' (nbytes 0), "
+                     "'read' or 'host_copy' (nbytes >= 1), got '%s', %lld",
+                     name, nbytes);
         return NULL;
     }
     times_ms = PyMem_Calloc((size_t)reps, sizeof(float));
@@ -618,7 +669,8 @@ cudareduce_time_copy(PyObject *module, PyObject *args)
         return PyErr_NoMemory();
     }
     Py_BEGIN_ALLOW_THREADS
-    status = cr_time_copy(nbytes, from_host, reps, times_ms, &failure);
+    status = cr_time_probe((cr_probe)probe, nbytes, &timing, times_ms,
+                           &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
         raise_cr_error(get_module_state(module), status, &failure);
@@ -628,6 +680,105 @@ cudareduce_time_copy(PyObject *module, PyObject *args)
     }
     PyMem_Free(times_ms);
     return result;
+}
+
+/* A stream holder as a capsule; its destructor lets a held stream go, so
+ * that a dropped holder never leaves the GPU spinning. */
+static const char stream_hold_capsule[] = "cudareduce.stream_hold";
+
+static void
+stream_hold_capsule_free(PyObject *capsule)
+{
+    cr_stream_hold *hold = PyCapsule_GetPointer(capsule, stream_hold_capsule);
+    Py_BEGIN_ALLOW_THREADS
+    cr_stream_hold_destroy(hold);
+    Py_END_ALLOW_THREADS
+}
+
+PyDoc_STRVAR(stream_hold_doc,
+"stream_hold(stream)\n--\n\n"
+"A holder for the CUDA stream `stream` (a cudaStream_t as an int, or a\n"
+"CuPy/PyTorch stream) on the current device, for timing other libraries'\n"
+"work the way time_reduce times ours: hold_stream(holder, flush_l2),\n"
+"queue the work and its events, release_stream(holder).  Run the work\n"
+"once unheld first: a kernel's first launch loads its module, which\n"
+"waits for the device, so behind the holding kernel it would time out.");
+
+static PyObject *
+cudareduce_stream_hold(PyObject *module, PyObject *stream_obj)
+{
+    int given = 0;
+    uintptr_t stream = 0;
+    cr_stream_hold *hold = NULL;
+    cr_error failure;
+    cr_status status;
+    PyObject *capsule;
+
+    if (crpy_parse_stream(stream_obj, &given, &stream) < 0) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    status = cr_stream_hold_create(stream, &hold, &failure);
+    Py_END_ALLOW_THREADS
+    if (status != CR_OK) {
+        raise_cr_error(get_module_state(module), status, &failure);
+        return NULL;
+    }
+    capsule = PyCapsule_New(hold, stream_hold_capsule,
+                            stream_hold_capsule_free);
+    if (capsule == NULL) {
+        cr_stream_hold_destroy(hold);
+    }
+    return capsule;
+}
+
+/* hold_stream and release_stream: one step of a holder. */
+static PyObject *
+stream_hold_step(PyObject *module, PyObject *capsule, int hold_it,
+                 int flush_l2)
+{
+    cr_stream_hold *hold = PyCapsule_GetPointer(capsule, stream_hold_capsule);
+    cr_error failure;
+    cr_status status;
+    if (hold == NULL) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    status = hold_it ? cr_stream_hold_hold(hold, flush_l2, &failure)
+                     : cr_stream_hold_release(hold, &failure);
+    Py_END_ALLOW_THREADS
+    if (status != CR_OK) {
+        raise_cr_error(get_module_state(module), status, &failure);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(hold_stream_doc,
+"hold_stream(holder, flush_l2)\n--\n\n"
+"Queues on the holder's stream (with flush_l2, after a write over twice\n"
+"the L2 cache) a kernel that holds it until release_stream(holder).");
+
+static PyObject *
+cudareduce_hold_stream(PyObject *module, PyObject *args)
+{
+    PyObject *capsule;
+    int flush_l2;
+    if (!PyArg_ParseTuple(args, "Op:hold_stream", &capsule, &flush_l2)) {
+        return NULL;
+    }
+    return stream_hold_step(module, capsule, 1, flush_l2);
+}
+
+PyDoc_STRVAR(release_stream_doc,
+"release_stream(holder)\n--\n\n"
+"Lets the holding kernel go and waits for the stream; CudaError if the\n"
+"kernel gave up waiting (the work was not queued in time).");
+
+static PyObject *
+cudareduce_release_stream(PyObject *module, PyObject *capsule)
+{
+    return stream_hold_step(module, capsule, 0, 0);
 }
 
 PyDoc_STRVAR(plan_doc,
@@ -703,7 +854,8 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
         sm_count = info.sm_count;
     }
     const crpy_dtype *sum_dtype, *unused;
-    if (crpy_result_dtypes(CRPY_SUM, dtype, NULL, &sum_dtype, &unused) < 0) {
+    if (crpy_result_dtypes(crpy_sum_operator(), dtype, NULL, &sum_dtype,
+                           &unused) < 0) {
         goto error;
     }
     cr_type acc = cr_accumulator_type(sum_dtype->type, CR_OP_SUM);
@@ -755,8 +907,11 @@ cudareduce_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
 
 PyDoc_STRVAR(device_info_doc,
 "device_info()\n--\n\n"
-"The current CUDA device: dict of ordinal, name, sm_count, l2_bytes,\n"
-"total_bytes.  Raises CudaError when there is none.");
+"The current CUDA device: dict of ordinal, name, compute_capability\n"
+"(10 * major + minor), sm_count, l2_bytes, total_bytes, sm_clock_khz and\n"
+"memory_clock_khz (peak), memory_bus_bits, driver_version and\n"
+"runtime_version (1000 * major + 10 * minor), cccl_version (CCCL_VERSION\n"
+"of the CUB compiled in).  Raises CudaError when there is none.");
 
 static PyObject *
 cudareduce_device_info(PyObject *module, PyObject *Py_UNUSED(ignored))
@@ -772,10 +927,18 @@ cudareduce_device_info(PyObject *module, PyObject *Py_UNUSED(ignored))
         raise_cr_error(get_module_state(module), status, &failure);
         return NULL;
     }
-    return Py_BuildValue("{s:i,s:s,s:i,s:L,s:L}", "ordinal", info.ordinal,
-                         "name", info.name, "sm_count", info.sm_count,
-                         "l2_bytes", (long long)info.l2_bytes,
-                         "total_bytes", (long long)info.total_bytes);
+    return Py_BuildValue(
+        "{s:i,s:s,s:i,s:i,s:L,s:L,s:i,s:i,s:i,s:i,s:i,s:i}",
+        "ordinal", info.ordinal, "name", info.name,
+        "compute_capability", info.compute_capability,
+        "sm_count", info.sm_count, "l2_bytes", (long long)info.l2_bytes,
+        "total_bytes", (long long)info.total_bytes,
+        "sm_clock_khz", info.sm_clock_khz,
+        "memory_clock_khz", info.memory_clock_khz,
+        "memory_bus_bits", info.memory_bus_bits,
+        "driver_version", info.driver_version,
+        "runtime_version", info.runtime_version,
+        "cccl_version", info.cccl_version);
 }
 
 PyDoc_STRVAR(inject_host_fault_doc,
@@ -802,7 +965,11 @@ static PyMethodDef cudareduce_functions[] = {
      METH_VARARGS | METH_KEYWORDS, plan_doc},
     {"time_reduce", (PyCFunction)(void (*)(void))cudareduce_time_reduce,
      METH_VARARGS | METH_KEYWORDS, time_reduce_doc},
-    {"time_copy", cudareduce_time_copy, METH_VARARGS, time_copy_doc},
+    {"time_probe", cudareduce_time_probe, METH_VARARGS, time_probe_doc},
+    {"stream_hold", cudareduce_stream_hold, METH_O, stream_hold_doc},
+    {"hold_stream", cudareduce_hold_stream, METH_VARARGS, hold_stream_doc},
+    {"release_stream", cudareduce_release_stream, METH_O,
+     release_stream_doc},
     {"methods", cudareduce_methods, METH_NOARGS, methods_doc},
     {"device_info", cudareduce_device_info, METH_NOARGS, device_info_doc},
     {"_inject_host_fault", cudareduce_inject_host_fault, METH_O,

@@ -153,6 +153,14 @@ typedef struct {
     int contiguous;
 } cr_layout;
 
+/* The lowest address of an element of the array at `data` (the pointer
+ * the layout was planned for; layout NULL: n contiguous elements there). */
+static inline const void *
+cr_layout_start(const void *data, const cr_layout *layout)
+{
+    return (const char *)data + (layout != NULL ? layout->offset : 0);
+}
+
 /* Checks and simplifies a layout (strides NULL: C-contiguous).  Refuses,
  * with CR_ERR_INVALID and a message: a negative extent, a size or span
  * that overflows, strides not a multiple of the item size.  Strides under
@@ -163,13 +171,23 @@ cr_status cr_plan_layout(int ndim, const int64_t *shape,
                          const int64_t *strides, size_t itemsize,
                          cr_layout *layout, cr_error *error);
 
-/* Facts about the current device. */
+/* Facts about the current device, and the software that drives it (what
+ * a measurement needs to be compared with another honestly). */
 typedef struct {
     int ordinal;
     char name[256];
+    int compute_capability;     /* 10 * major + minor */
     int sm_count;
     int64_t l2_bytes;
     int64_t total_bytes;
+    int sm_clock_khz;           /* peak */
+    int memory_clock_khz;       /* peak */
+    int memory_bus_bits;
+    int driver_version;         /* the CUDA version the driver supports,
+                                 * 1000 * major + 10 * minor */
+    int runtime_version;        /* the CUDA runtime linked in, likewise */
+    int cccl_version;           /* CCCL's (CUB's), as CCCL_VERSION:
+                                 * 1000000 * major + 1000 * minor + patch */
 } cr_device_info;
 
 cr_status cr_device_query(cr_device_info *info, cr_error *error);

@@ -2,6 +2,8 @@
  * them (check.cuh). */
 #include <cstdio>
 
+#include <cuda/version>
+
 #include "check.cuh"
 
 /* What is true when the runtime reports an insufficient driver: either
@@ -62,9 +64,21 @@ cr_device_query(cr_device_info *info, cr_error *error)
     CR_CHECK(cudaGetDevice(&info->ordinal));
     CR_CHECK(cudaGetDeviceProperties(&prop, info->ordinal));
     snprintf(info->name, sizeof(info->name), "%s", prop.name);
+    info->compute_capability = 10 * prop.major + prop.minor;
     info->sm_count = prop.multiProcessorCount;
     info->l2_bytes = prop.l2CacheSize;
     info->total_bytes = (int64_t)prop.totalGlobalMem;
+    CR_CHECK(cudaDeviceGetAttribute(&info->sm_clock_khz,
+                                    cudaDevAttrClockRate, info->ordinal));
+    CR_CHECK(cudaDeviceGetAttribute(&info->memory_clock_khz,
+                                    cudaDevAttrMemoryClockRate,
+                                    info->ordinal));
+    CR_CHECK(cudaDeviceGetAttribute(&info->memory_bus_bits,
+                                    cudaDevAttrGlobalMemoryBusWidth,
+                                    info->ordinal));
+    CR_CHECK(cudaDriverGetVersion(&info->driver_version));
+    CR_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+    info->cccl_version = CCCL_VERSION;
 done:
     return status;
 }

@@ -146,7 +146,7 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
     case CR_METHOD_FAST:
         status = plan_request(request, &r->plan, error);
         if (status == CR_OK) {
-            status = cr_workspace_acquire(&r->fast, error);
+            status = cr_workspaces.acquire(&r->fast, error);
         }
         break;
     default:
@@ -165,7 +165,8 @@ done:
 
 cr_status
 cr_reducer_launch(cr_reducer *r, const void *in, int64_t n, void *out,
-               cudaStream_t stream, cr_error *error)
+                  const cudaEvent_t *pass_ends, cudaStream_t stream,
+                  cr_error *error)
 {
     cr_status status = CR_OK;
     switch (r->method) {
@@ -174,13 +175,19 @@ cr_reducer_launch(cr_reducer *r, const void *in, int64_t n, void *out,
                                  out != NULL ? out : r->device_result,
                                  stream, error);
     case CR_METHOD_FAST:
-        return r->entry->run_fast(&r->plan.pass[0], in, r->fast->partials,
-                                  r->fast->counter,
-                                  out != NULL ? out : r->fast->result_device,
-                                  stream, error);
+        status = r->entry->run_fast(&r->plan.pass[0], in, r->fast->partials,
+                                    r->fast->counter,
+                                    out != NULL ? out
+                                                : r->fast->result_device,
+                                    stream, error);
+        if (status == CR_OK && pass_ends != NULL) {
+            CR_CHECK(cudaEventRecord(pass_ends[0], stream));
+        }
+        return status;
     default:
         status = r->entry->run_passes(r->method, &r->plan, in, r->scratch,
-                                      stream, &r->device_result, error);
+                                      stream, pass_ends, &r->device_result,
+                                      error);
         if (status == CR_OK && out != NULL) {
             CR_CHECK(cudaMemcpyAsync(out, r->device_result, r->acc_size,
                                      cudaMemcpyDeviceToDevice, stream));
@@ -189,6 +196,12 @@ cr_reducer_launch(cr_reducer *r, const void *in, int64_t n, void *out,
     }
 done:
     return status;
+}
+
+int
+cr_reducer_passes(const cr_reducer *r)
+{
+    return r->method == CR_METHOD_CUB ? 0 : r->plan.count;
 }
 
 /* The fast kernel has already written its result to pinned host memory. */
@@ -216,7 +229,7 @@ cr_reducer_close(cr_reducer *r, cudaStream_t stream, int healthy)
         (void)cudaFreeAsync(r->scratch, stream);
     }
     if (r->fast != NULL) {
-        cr_workspace_release(r->fast, healthy);
+        cr_workspaces.release(r->fast, healthy);
     }
 }
 

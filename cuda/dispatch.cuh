@@ -40,9 +40,15 @@ cr_status cr_reducer_open(cr_reducer *r, const cr_request *request,
 
 /* Queues the kernels that reduce the n elements at `in` (n as planned).
  * The result lands in device memory at `out`, or with out NULL where
- * cr_reducer_fetch reads it. */
+ * cr_reducer_fetch reads it.  pass_ends (the bench's, else NULL): an
+ * event recorded after each of cr_reducer_passes(r) passes. */
 cr_status cr_reducer_launch(cr_reducer *r, const void *in, int64_t n,
-                            void *out, cudaStream_t stream, cr_error *error);
+                            void *out, const cudaEvent_t *pass_ends,
+                            cudaStream_t stream, cr_error *error);
+
+/* The passes cr_reducer_launch can time one by one: the plan's, or 0 for
+ * CUB, whose launches are its own. */
+int cr_reducer_passes(const cr_reducer *r);
 
 /* Waits for the launches and copies the result to `result`. */
 cr_status cr_reducer_fetch(cr_reducer *r, void *result, cudaStream_t stream,

@@ -50,37 +50,37 @@ launch_gather(const unsigned char *base, const gather_layout &layout,
         base, layout, static_cast<Word *>(out), n);
 }
 
+/* The launches by element size: a gather moves words, whatever they mean. */
+#define GATHER_ROW(Word) {sizeof(Word), launch_gather<Word>}
+static const struct {
+    size_t size;
+    void (*launch)(const unsigned char *, const gather_layout &, void *,
+                   int64_t, cudaStream_t);
+} gathers[] = {GATHER_ROW(uint8_t), GATHER_ROW(uint16_t),
+               GATHER_ROW(uint32_t), GATHER_ROW(uint64_t)};
+#undef GATHER_ROW
+#define GATHER_SIZES (sizeof(gathers) / sizeof(gathers[0]))
+
 cr_status
-cr_gather(const void *data, const cr_layout *layout, size_t itemsize,
+cr_gather(const void *start, const cr_layout *layout, size_t itemsize,
           void *out, cudaStream_t stream, cr_error *error)
 {
     cr_status status = CR_OK;
     gather_layout by_value;
-    const unsigned char *base =
-        static_cast<const unsigned char *>(data) + layout->offset;
+    const unsigned char *base = static_cast<const unsigned char *>(start);
 
     by_value.ndim = layout->ndim;
     memcpy(by_value.shape, layout->shape, sizeof(by_value.shape));
     memcpy(by_value.strides, layout->strides, sizeof(by_value.strides));
-    switch (itemsize) {
-    case 1:
-        launch_gather<uint8_t>(base, by_value, out, layout->n, stream);
-        break;
-    case 2:
-        launch_gather<uint16_t>(base, by_value, out, layout->n, stream);
-        break;
-    case 4:
-        launch_gather<uint32_t>(base, by_value, out, layout->n, stream);
-        break;
-    case 8:
-        launch_gather<uint64_t>(base, by_value, out, layout->n, stream);
-        break;
-    default:
-        return cr_fail(error, CR_ERR_INVALID,
-                       "no gather for %zu-byte elements",
-                       itemsize);
+    for (size_t k = 0; k < GATHER_SIZES; k++) {
+        if (itemsize == gathers[k].size) {
+            gathers[k].launch(base, by_value, out, layout->n, stream);
+            CR_CHECK(cudaGetLastError());
+            goto done;
+        }
     }
-    CR_CHECK(cudaGetLastError());
+    status = cr_fail(error, CR_ERR_INVALID, "no gather for %zu-byte elements",
+                     itemsize);
 done:
     return status;
 }

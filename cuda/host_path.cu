@@ -46,7 +46,7 @@ cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
     int64_t chunk, chunks, tail;
     int own_tail;
 
-    status = cr_host_ring_acquire(&ring, error);
+    status = cr_host_rings.acquire(&ring, error);
     if (status != CR_OK) {
         return status;
     }
@@ -109,7 +109,7 @@ cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
         status = cr_reducer_launch(r, buffer, count,
                                    chunks > 1 ? partials + k * acc_size
                                               : NULL,
-                                   stream, error);
+                                   NULL, stream, error);
         if (status != CR_OK) {
             goto done;
         }
@@ -123,7 +123,7 @@ cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
     }
     if (chunks > 1) {
         status = cr_reducer_launch(&combine_reducer, partials, chunks,
-                                   NULL, stream, error);
+                                   NULL, NULL, stream, error);
         if (status == CR_OK) {
             status = cr_reducer_fetch(&combine_reducer, result, stream,
                                       error);
@@ -146,7 +146,7 @@ done:
     cr_reducer_close(&chunk_reducer, stream, status == CR_OK);
     cr_reducer_close(&tail_reducer, stream, status == CR_OK);
     cr_reducer_close(&combine_reducer, stream, status == CR_OK);
-    cr_host_ring_release(ring, status == CR_OK);
+    cr_host_rings.release(ring, status == CR_OK);
     return status;
 }
 

@@ -1,11 +1,7 @@
 /* host_ring.cu: the free list of host rings (see host_ring.cuh). */
 #include <cstdlib>
 
-#include "check.cuh"
-#include "kept_list.cuh"
 #include "host_ring.cuh"
-
-static kept_list<cr_host_ring> kept_rings;
 
 /* An integer from the environment variable `name` within [low, high],
  * else `fallback`. */
@@ -22,8 +18,8 @@ setting(const char *name, long fallback, long low, long high)
                                                            : fallback;
 }
 
-static void
-destroy(cr_host_ring *ring)
+void
+cr_host_ring_destroy(cr_host_ring *ring)
 {
     if (ring->copy_stream != NULL) {
         (void)cudaStreamSynchronize(ring->copy_stream);
@@ -49,17 +45,10 @@ destroy(cr_host_ring *ring)
     free(ring);
 }
 
-static cr_status
-create(int device, cr_host_ring **out, cr_error *error)
+cr_status
+cr_host_ring_fill(cr_host_ring *ring, cr_error *error)
 {
     cr_status status = CR_OK;
-    cr_host_ring *ring =
-        static_cast<cr_host_ring *>(calloc(1, sizeof(cr_host_ring)));
-    if (ring == NULL) {
-        return cr_fail(error, CR_ERR_NO_MEMORY,
-                       "out of host memory for a host ring");
-    }
-    ring->device = device;
     ring->chunk_bytes =
         (size_t)setting("CUDAREDUCE_HOST_CHUNK_MB", 16, 1, 4096) << 20;
     ring->count = (int)setting("CUDAREDUCE_HOST_BUFFERS", 4, 2,
@@ -84,41 +73,7 @@ create(int device, cr_host_ring **out, cr_error *error)
                                           cudaEventDisableTiming));
     }
 done:
-    if (status == CR_OK) {
-        *out = ring;
-    }
-    else {
-        destroy(ring);
-    }
     return status;
 }
 
-cr_status
-cr_host_ring_acquire(cr_host_ring **ring, cr_error *error)
-{
-    cr_status status = CR_OK;
-    int device = 0;
-    CR_CHECK(cudaGetDevice(&device));
-    if ((*ring = kept_rings.take(device)) != NULL) {
-        return CR_OK;
-    }
-    status = create(device, ring, error);
-done:
-    return status;
-}
-
-void
-cr_host_ring_release(cr_host_ring *ring, int healthy)
-{
-    if (!healthy) {
-        destroy(ring);
-        return;
-    }
-    kept_rings.put(ring);
-}
-
-void
-cr_host_ring_release_all(void)
-{
-    kept_rings.clear(destroy);
-}
+decltype(cr_host_rings) cr_host_rings;

@@ -23,6 +23,7 @@
 
 #include "cudareduce.h"
 #include "host_stage.h"
+#include "kept_list.cuh"
 
 #define CR_RING_MAX_SLOTS 16
 
@@ -39,14 +40,10 @@ typedef struct cr_host_ring {
     cr_stager *stager;
 } cr_host_ring;
 
-/* Checks out a ring of the current device (a kept one, else a new one). */
-cr_status cr_host_ring_acquire(cr_host_ring **ring, cr_error *error);
-
-/* Checks it back in; one whose last use failed is freed instead, after its
- * streams have drained. */
-void cr_host_ring_release(cr_host_ring *ring, int healthy);
-
-/* Frees every kept ring (module teardown). */
-void cr_host_ring_release_all(void);
+/* The kept rings (kept_list.cuh): acquire one of the current device (a
+ * kept one, else a new one), release it (destroyed, its streams drained
+ * first, if its last use failed), clear() at module teardown.  Filling one
+ * makes its buffers, streams, events and stager. */
+CR_DECLARE_KEPT_LIST(cr_host_ring, cr_host_ring, cr_host_rings)
 
 #endif /* CUDAREDUCE_HOST_RING_CUH */

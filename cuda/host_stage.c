@@ -102,8 +102,9 @@ spin_again(spin_state *spin)
            + (now.tv_nsec - spin->start.tv_nsec) < SPIN_NS;
 }
 
-/* Elements [first, first + count) of a strided layout to dst: the
- * multi-index of `first`, then an odometer over the dimensions. */
+/* Elements [first, first + count) of a strided layout whose lowest
+ * element is at `base` to dst: the multi-index of `first`, then an
+ * odometer over the dimensions. */
 static void
 copy_strided(const char *base, const cr_layout *layout, size_t item,
              int64_t first, int64_t count, char *dst)
@@ -114,7 +115,7 @@ copy_strided(const char *base, const cr_layout *layout, size_t item,
     const int last = ndim - 1;
     int64_t index[CR_MAX_DIMS];
     int64_t rest = first;
-    const char *src = base + layout->offset;
+    const char *src = base;
     for (int d = last; d >= 0; d--) {
         index[d] = rest % shape[d];
         rest /= shape[d];
@@ -153,14 +154,14 @@ static void
 copy_range(const stage_job *job, int64_t begin, int64_t end)
 {
     char *dst = job->dst + begin * (int64_t)job->item;
+    const char *start = cr_layout_start(job->base, job->layout);
     if (job->layout == NULL || job->layout->contiguous) {
-        const int64_t offset = job->layout == NULL ? 0 : job->layout->offset;
-        memcpy(dst, job->base + offset + (job->first + begin) * job->item,
+        memcpy(dst, start + (job->first + begin) * job->item,
                (size_t)(end - begin) * job->item);
     }
     else {
-        copy_strided(job->base, job->layout, job->item,
-                     job->first + begin, end - begin, dst);
+        copy_strided(start, job->layout, job->item, job->first + begin,
+                     end - begin, dst);
     }
 }
 

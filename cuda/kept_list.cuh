@@ -1,17 +1,73 @@
 /* kept_list.cuh: resources kept between calls, per device, behind a mutex.
  *
  * A call checks one out for itself (so calls on several threads never
- * share one) and back in when done; module teardown frees them all.  T
- * has `T *next` and `int device`. */
+ * share one) and back in when done; one whose last use failed is destroyed
+ * instead, and module teardown destroys them all.  T has `T *next` and
+ * `int device`; Fill(T *, cr_error *) makes the resources of a zeroed T
+ * whose device is set (the current one), and Destroy(T *) frees whatever
+ * of them it finds and the T itself, so a half-filled T is destroyed the
+ * same way as a whole one. */
 #ifndef CUDAREDUCE_KEPT_LIST_CUH
 #define CUDAREDUCE_KEPT_LIST_CUH
 
+#include <cstdlib>
 #include <mutex>
 
-template <class T>
+#include "check.cuh"
+
+template <class T, cr_status (*Fill)(T *, cr_error *), void (*Destroy)(T *)>
 class kept_list {
 public:
-    /* A kept T of `device`, taken off the list; NULL if none. */
+    /* A kept T of the current device, else a new one. */
+    cr_status acquire(T **out, cr_error *error)
+    {
+        cr_status status = CR_OK;
+        int device = 0;
+        T *item = NULL;
+        CR_CHECK(cudaGetDevice(&device));
+        if ((*out = take(device)) != NULL) {
+            return CR_OK;
+        }
+        item = static_cast<T *>(calloc(1, sizeof(T)));
+        if (item == NULL) {
+            return cr_fail(error, CR_ERR_NO_MEMORY,
+                           "out of host memory for a kept resource");
+        }
+        item->device = device;
+        status = Fill(item, error);
+        if (status != CR_OK) {
+            Destroy(item);
+            goto done;
+        }
+        *out = item;
+    done:
+        return status;
+    }
+
+    /* Checks `item` back in; `healthy`: its last use did not fail. */
+    void release(T *item, int healthy)
+    {
+        if (!healthy) {
+            Destroy(item);
+            return;
+        }
+        std::lock_guard<std::mutex> guard(lock_);
+        item->next = head_;
+        head_ = item;
+    }
+
+    /* Destroys every kept T (module teardown). */
+    void clear()
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        while (head_ != NULL) {
+            T *item = head_;
+            head_ = item->next;
+            Destroy(item);
+        }
+    }
+
+private:
     T *take(int device)
     {
         std::lock_guard<std::mutex> guard(lock_);
@@ -25,28 +81,15 @@ public:
         return NULL;
     }
 
-    void put(T *item)
-    {
-        std::lock_guard<std::mutex> guard(lock_);
-        item->next = head_;
-        head_ = item;
-    }
-
-    /* Frees every kept T with destroy(T *). */
-    template <class Destroy>
-    void clear(Destroy destroy)
-    {
-        std::lock_guard<std::mutex> guard(lock_);
-        while (head_ != NULL) {
-            T *item = head_;
-            head_ = item->next;
-            destroy(item);
-        }
-    }
-
-private:
     std::mutex lock_;
     T *head_ = NULL;
 };
+
+/* Declares, for the kept T named PREFIX, PREFIX_fill and PREFIX_destroy
+ * (defined by its own file, with the list) and the list LIST of them. */
+#define CR_DECLARE_KEPT_LIST(T, PREFIX, LIST)                              \
+    cr_status PREFIX##_fill(T *item, cr_error *error);                     \
+    void PREFIX##_destroy(T *item);                                        \
+    extern kept_list<T, PREFIX##_fill, PREFIX##_destroy> LIST;
 
 #endif /* CUDAREDUCE_KEPT_LIST_CUH */

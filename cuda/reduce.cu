@@ -86,10 +86,8 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
         memset(result, 0, cr_type_size(request->acc));
         return CR_OK;
     }
-    in = static_cast<const unsigned char *>(request->data);
-    if (request->layout != NULL) {
-        in += request->layout->offset;
-    }
+    in = static_cast<const unsigned char *>(
+        cr_layout_start(request->data, request->layout));
     if (request->location == CR_DEVICE) {
         status = check_device_pointer(in, error);
         if (status != CR_OK) {
@@ -120,15 +118,14 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     if (gather) {
         CR_CHECK(cudaMallocAsync(&input_buffer, (size_t)request->n * item,
                                  stream));
-        /* The gather reads from the layout's own base (data). */
-        status = cr_gather(request->data, request->layout, item,
-                           input_buffer, stream, error);
+        status = cr_gather(in, request->layout, item, input_buffer, stream,
+                           error);
         if (status != CR_OK) {
             goto done;
         }
     }
     status = cr_reducer_launch(&r, gather ? input_buffer : in, request->n,
-                               NULL, stream, error);
+                               NULL, NULL, stream, error);
     if (status != CR_OK) {
         goto done;
     }
@@ -150,7 +147,7 @@ done:
 extern "C" void
 cr_release_resources(void)
 {
-    cr_workspace_release_all();
-    cr_host_ring_release_all();
+    cr_workspaces.clear();
+    cr_host_rings.clear();
 }
 

@@ -23,15 +23,18 @@
 
 /* Launches every pass of `plan` on `stream`: pass 0 reads the elements at
  * `in`, later passes re-reduce the partials in `workspace` (room for
- * pass 0's and pass 1's).  *final points at the one result. */
+ * pass 0's and pass 1's).  *final points at the one result.  pass_ends
+ * (the bench's, else NULL): an event recorded after each pass. */
 typedef cr_status (*cr_passes_fn)(cr_method method, const cr_plan *plan,
                                   const void *in, void *workspace,
-                                  cudaStream_t stream, void **final,
-                                  cr_error *error);
+                                  cudaStream_t stream,
+                                  const cudaEvent_t *pass_ends,
+                                  void **final, cr_error *error);
 
 template <class T, class Acc, class Op>
 cr_status run_passes(cr_method method, const cr_plan *plan, const void *in,
-                     void *workspace, cudaStream_t stream, void **final,
+                     void *workspace, cudaStream_t stream,
+                     const cudaEvent_t *pass_ends, void **final,
                      cr_error *error);
 
 /* The fast method's one launch (fast.cuh): `pass` from its plan, block

@@ -86,20 +86,29 @@ done:
 template <class T, class Acc, class Op>
 cr_status
 run_passes(cr_method method, const cr_plan *plan, const void *in,
-           void *workspace, cudaStream_t stream, void **final,
-           cr_error *error)
+           void *workspace, cudaStream_t stream, const cudaEvent_t *pass_ends,
+           void **final, cr_error *error)
 {
     Acc *partials = static_cast<Acc *>(workspace);
     Acc *buffers[2] = {partials, partials + plan->pass[0].blocks};
-    cr_status status = launch_pass<T, Acc, Op>(
-        method, &plan->pass[0], static_cast<const T *>(in), buffers[0],
-        stream, error);
-    for (int p = 1; status == CR_OK && p < plan->count; p++) {
-        status = launch_pass<Acc, Acc, Op>(method, &plan->pass[p],
-                                           buffers[(p - 1) % 2],
-                                           buffers[p % 2], stream, error);
+    cr_status status = CR_OK;
+    for (int p = 0; p < plan->count; p++) {
+        status = p == 0
+            ? launch_pass<T, Acc, Op>(method, &plan->pass[0],
+                                      static_cast<const T *>(in),
+                                      buffers[0], stream, error)
+            : launch_pass<Acc, Acc, Op>(method, &plan->pass[p],
+                                        buffers[(p - 1) % 2],
+                                        buffers[p % 2], stream, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+        if (pass_ends != NULL) {
+            CR_CHECK(cudaEventRecord(pass_ends[p], stream));
+        }
     }
     *final = buffers[(plan->count - 1) % 2];
+done:
     return status;
 }
 
@@ -152,7 +161,7 @@ done:
 #define CR_INSTANCE(TYPE, CAST, ACC, OP, T, Acc, Op, CUB)                  \
     template cr_status run_passes<T, Acc, Op>(                            \
         cr_method, const cr_plan *, const void *, void *, cudaStream_t,   \
-        void **, cr_error *);                                             \
+        const cudaEvent_t *, void **, cr_error *);                        \
     template cr_status run_fast<T, Acc, Op>(                              \
         const cr_pass *, const void *, void *, unsigned int *, void *,    \
         cudaStream_t, cr_error *);                                        \

@@ -29,4 +29,14 @@ CR_TYPES(CR_CHECK_ACCUMULATOR_FITS)
  * sweep of 1 to 8 on the H100 moved its time at 2^20 by under 1 us). */
 #define CR_FAST_UNROLL 4
 
+/* The bench's stream-holding kernel gives up after this long, so that a
+ * launch queue that fills before the host lets it go cannot hang the
+ * process (nvbench does the same); queuing the largest batch the bench
+ * times takes milliseconds. */
+#define CR_HOLD_TIMEOUT_NS 10000000000ULL
+
+/* The read-ceiling probe: 16-byte loads, a block of this many threads,
+ * enough blocks per SM to fill CR_THREADS_PER_SM. */
+#define CR_PROBE_THREADS 512
+
 #endif

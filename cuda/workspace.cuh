@@ -3,6 +3,7 @@
 #define CUDAREDUCE_WORKSPACE_CUH
 
 #include "cudareduce.h"
+#include "kept_list.cuh"
 
 /* One call's scratch on one device: block partials, the arrival counter
  * (zero whenever the workspace is not checked out) and a pinned, mapped
@@ -17,15 +18,11 @@ typedef struct cr_workspace {
     void *result_device;        /* the same slot, as the kernel sees it */
 } cr_workspace;
 
-/* Checks out a workspace of the current device (a cached one, else a new
- * one), for one call at a time: calls on several threads get their own. */
-cr_status cr_workspace_acquire(cr_workspace **workspace, cr_error *error);
-
-/* Checks it back in; one whose last use failed (its counter may be left
- * non-zero) is freed instead. */
-void cr_workspace_release(cr_workspace *workspace, int healthy);
-
-/* Frees every kept workspace (module teardown). */
-void cr_workspace_release_all(void);
+/* The kept workspaces (kept_list.cuh): a call checks one of the current
+ * device out (acquire: a kept one, else a new one), for itself, so calls
+ * on several threads get their own, and back in (release); one whose last
+ * use failed (its counter may be left non-zero) is destroyed instead;
+ * clear() at module teardown.  Filling one allocates its buffers. */
+CR_DECLARE_KEPT_LIST(cr_workspace, cr_workspace, cr_workspaces)
 
 #endif /* CUDAREDUCE_WORKSPACE_CUH */

@@ -1,9 +1,11 @@
 """Plots of a :mod:`cudareduce.bench` results document (matplotlib).
 
-- :func:`plot_step_speedups`: what each step of the ladder buys on your GPU,
-  bars side by side with the published tables of :mod:`cudareduce.reference`.
-- :func:`plot_bandwidth`: GB/s against n for each method and peer, under
-  the device-copy ceiling measured in the same run.
+- :func:`plot_step_speedups`: what each step of the ladder buys on your GPU
+  (from the cold GPU times), at one size or several side by side, beside
+  the published tables of :mod:`cudareduce.reference`.
+- :func:`plot_bandwidth`: cold GB/s against n for each method and peer,
+  under the read ceiling (a read-only kernel timed the same way at each
+  size) measured in the same run; optionally the back-to-back figures too.
 
 Both take the document (a dict, as :func:`cudareduce.bench.run` returns it,
 or the path of a JSON file written by ``--json``), return a
@@ -20,8 +22,9 @@ Example::
 
     import cudareduce.bench, cudareduce.plot
     doc = cudareduce.bench.run(sizes=[2**k for k in range(10, 27)])
-    cudareduce.plot.plot_step_speedups(doc, path="speedup.png")
-    cudareduce.plot.plot_bandwidth(doc, path="bandwidth.png")
+    cudareduce.plot.plot_step_speedups(doc, n=[2**22, 2**26],
+                                       path="speedup.png")
+    cudareduce.plot.plot_bandwidth(doc, path="bandwidth.png", batch=True)
 """
 from __future__ import annotations
 
@@ -32,23 +35,31 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from matplotlib.figure import Figure as _MplFigure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from . import reference as _reference
-from .results import (is_peer, is_reference, ladder_methods, order_results,
-                      speedups, validate_document)
+from .results import (format_bytes, gbps, is_peer, is_reference,
+                      ladder_methods, order_results, read_floor_us,
+                      result_gbps, short_n, speedups, validate_document)
 
 __all__ = ["plot_bandwidth", "plot_step_speedups", "select_group"]
 
 PAPER_N = 1 << 22
-"""The paper's size (4M elements): the default group of the speedup plot."""
+"""The paper's size (4M elements): the default size of the speedup plot."""
 
-_USER_COLOR = "#1f77b4"
-_REFERENCE_COLORS = ("#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
-_PEER_STYLES = {"torch.sum": ("#000000", "--"), "cupy.sum": ("#7f7f7f", "-."),
-                "cub": ("#9467bd", (0, (5, 1, 1, 1, 1, 1)))}
-_COPY_COLOR = "#d62728"
+#: This run's bars, one colour per size shown, darker to lighter.
+_USER_COLORS = ("#1f77b4", "#6baed6", "#08306b", "#9ecae1")
+_REFERENCE_COLORS = ("#ff7f0e", "#2ca02c", "#d4a017", "#8c564b", "#e377c2")
+#: cub and the peers: (colour, marker) in both plots.
+_REFERENCE_STYLES = {"cub": ("#9467bd", "s"), "torch.sum": ("#000000", "^"),
+                     "cupy.sum": ("#7f7f7f", "D")}
+_OTHER_REFERENCE = ("#000000", "v")
+#: The reference lines of the speedup plot, one style per size shown.
+_SIZE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
+_CEILING_COLOR = "#d62728"
 
 
 class Figure(_MplFigure):
@@ -116,15 +127,20 @@ def select_group(document: Mapping[str, Any], *, dtype: str | None = None,
     return dtype, threads, n, rows
 
 
-def _short_n(n: int) -> str:
-    """``2^22`` for powers of two, else ``1,000``."""
-    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else f"{n:,}"
-
-
-def _speedup_n(rows: Sequence[Mapping[str, Any]]) -> int:
-    """The paper's 2^22 when measured, else the largest n."""
-    sizes = {r["n"] for r in rows}
-    return PAPER_N if PAPER_N in sizes else max(sizes)
+def _speedup_sizes(rows: Sequence[Mapping[str, Any]],
+                   n: int | Sequence[int] | None) -> list[int]:
+    """The sizes of the speedup plot: `n` (one or several, in the order
+    given, each once), or the paper's 2^22 when measured, else the largest
+    n."""
+    if n is None:
+        sizes = {r["n"] for r in rows}
+        return [PAPER_N if PAPER_N in sizes else max(sizes)]
+    if isinstance(n, (int, np.integer)):
+        return [int(n)]
+    chosen = list(dict.fromkeys(int(k) for k in n))
+    if not chosen:
+        raise ValueError("n: no size given")
+    return chosen
 
 
 def _save(fig: Figure, path: str | os.PathLike | None) -> None:
@@ -132,19 +148,46 @@ def _save(fig: Figure, path: str | os.PathLike | None) -> None:
         fig.savefig(path, dpi=150, bbox_inches="tight")
 
 
+#: One bar series: (label, colour, {method: cumulative}, {method: step}).
+_Series = tuple[str, str, dict[str, float], dict[str, float]]
+
+
+def _run_series(rows: Sequence[Mapping[str, Any]], label: str, color: str
+                ) -> tuple[_Series, list[tuple[str, float]]]:
+    """The bar series of this run at one size (its steps), and its
+    references' (method, cumulative speedup)."""
+    ladder = ladder_methods()
+    per_method = {r["method"]: s for r, s in zip(rows, speedups(rows))}
+    timed = [r["method"] for r in rows
+             if r["correct"] and not is_reference(r["method"])]
+    if timed and timed[0] != ladder[0]:
+        label += f", relative to {timed[0]}"
+    series = (label, color,
+              {m: c for m, (s, c) in per_method.items()
+               if c is not None and not is_reference(m)},
+              {m: s for m, (s, c) in per_method.items()
+               if s is not None and not is_reference(m)})
+    references = [(m, c) for m, (_, c) in per_method.items()
+                  if is_reference(m) and c is not None]
+    return series, references
+
+
 def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
                        reference: str | Sequence[str] | None = "all",
                        path: str | os.PathLike | None = None, *,
-                       n: int | None = None, dtype: str | None = None,
+                       n: int | Sequence[int] | None = None,
+                       dtype: str | None = None,
                        threads: int | None = None) -> Figure:
-    """Cumulative and step speedup of each ladder step, beside the references.
+    """Cumulative and step speedup of each ladder step, from the cold GPU
+    times, beside the published tables.
 
-    Two panels sharing the x axis (ladder steps 1-7 with their method names):
-    above, the cumulative speedup (over the first method; log scale), below,
-    the step speedup (over the previous method).  In each, one bar series
-    for this run's GPU and one per reference table; steps a series did not
-    measure (or found WRONG) have no bar.  Peers appear above as dashed
-    horizontal lines at their cumulative speedup.
+    Two panels sharing the x axis (ladder steps 1-7 with their method names,
+    then ``fast``): above, the cumulative speedup (over the first method;
+    log scale), below, the step speedup (over the previous method).  In
+    each, one bar series per size of this run and one per reference table,
+    labelled by its source; steps a series did not measure (or found WRONG)
+    have no bar.  ``cub`` and the peers appear above as horizontal lines at
+    their cumulative speedup, coloured by method, styled by size.
 
     Parameters
     ----------
@@ -155,42 +198,42 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
         :data:`cudareduce.reference.REFERENCES`); default all.
     path : path, optional
         Where to save the figure (format from the suffix, e.g. ``.png``).
-    n : int, optional
-        The size to show.  Default: 2^22 (the paper's 4M elements) when the
-        document has it, else the largest n measured.
+    n : int or sequence of int, optional
+        The size, or sizes side by side (e.g. ``[2**22, 2**26]``).
+        Default: 2^22 (the paper's 4M elements) when the document has it,
+        else the largest n measured.
     dtype, threads : optional
         The group to show; default that of the first result.
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        The document is invalid, or holds no results for a size asked for.
     """
     doc = _load(results)
     dtype, threads, _, rows = select_group(doc, dtype=dtype, threads=threads)
-    n = _speedup_n(rows) if n is None else n
-    _, _, _, rows = select_group(doc, dtype=dtype, threads=threads, n=n)
-    rows = order_results(rows)
+    sizes = _speedup_sizes(rows, n)
     ladder = ladder_methods()
-    tables = _reference.select(reference)
     device = doc["device"]["name"]
 
-    per_method = {r["method"]: s for r, s in zip(rows, speedups(rows))}
-    timed = [r["method"] for r in rows
-             if r["correct"] and not is_reference(r["method"])]
-    user_label = f"{device} (this run, n = {_short_n(n)})"
-    if timed and timed[0] != ladder[0]:
-        user_label += f", relative to {timed[0]}"
-
-    # (label, color, {method: cumulative}, {method: step})
-    series = [(user_label, _USER_COLOR,
-               {m: c for m, (s, c) in per_method.items()
-                if c is not None and not is_reference(m)},
-               {m: s for m, (s, c) in per_method.items()
-                if s is not None and not is_reference(m)})]
-    for i, table in enumerate(tables):
-        color = _REFERENCE_COLORS[i % len(_REFERENCE_COLORS)]
-        series.append((table.label, color, table.cumulative_speedups(),
-                       table.step_speedups()))
+    series: list[_Series] = []
+    lines: list[tuple[str, int, float]] = []
+    for k, size in enumerate(sizes):
+        group = order_results(select_group(doc, dtype=dtype, threads=threads,
+                                           n=size)[3])
+        run, references = _run_series(
+            group, f"{device} (this run, n = {short_n(size)})",
+            _USER_COLORS[k % len(_USER_COLORS)])
+        series.append(run)
+        lines += [(m, size, c) for m, c in references]
+    for i, table in enumerate(_reference.select(reference)):
+        series.append((table.label,
+                       _REFERENCE_COLORS[i % len(_REFERENCE_COLORS)],
+                       table.cumulative_speedups(), table.step_speedups()))
 
     fig = Figure(figsize=(11, 8.5), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True,
@@ -204,37 +247,36 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
             heights = [values[m] for m in ladder if m in values]
             bars = panel.bar(xs, heights, width, label=s[0], color=s[1],
                              edgecolor="white", linewidth=0.5)
-            if k == 0:
+            if k < len(sizes):
                 panel.bar_label(bars, labels=[f"{h:.1f}×" for h in heights],
-                                fontsize=8, padding=2)
+                                fontsize=8 if len(sizes) == 1 else 6,
+                                padding=2)
 
-    for r in rows:
-        if is_reference(r["method"]):
-            cumulative = per_method[r["method"]][1]
-            if cumulative is not None:
-                color, style = _PEER_STYLES.get(r["method"], ("#000000", "--"))
-                top.axhline(cumulative, color=color, linestyle=style,
-                            linewidth=1.2,
-                            label=f"{r['method']} ({_kind(r['method'])}, "
-                                  f"this run): "
-                                  f"{cumulative:.1f}×")
+    for method, size, cumulative in lines:
+        color = _REFERENCE_STYLES.get(method, _OTHER_REFERENCE)[0]
+        where = f", n = {short_n(size)}" if len(sizes) > 1 else ""
+        top.axhline(cumulative, color=color, linewidth=1.2,
+                    linestyle=_SIZE_STYLES[sizes.index(size)
+                                           % len(_SIZE_STYLES)],
+                    label=f"{method} ({_kind(method)}, this run{where}): "
+                          f"{cumulative:.1f}×")
 
     top.set_yscale("log")
     highest = max([v for s in series for v in s[2].values()] + [1.0]
-                  + [c for m, (_, c) in per_method.items()
-                     if is_reference(m) and c is not None])
+                  + [c for _, _, c in lines])
     top.set_ylim(top=highest * 1.6)
     formatter = FuncFormatter(lambda v, _: f"{v:g}×")
     top.yaxis.set_major_formatter(formatter)
     top.yaxis.set_minor_formatter(FuncFormatter(
         lambda v, _: f"{v:g}×" if f"{v:g}"[0] in "25" else ""))
     top.set_ylabel("cumulative speedup over step 1 (×, log scale)")
-    top.set_title(f"{dtype}, {threads} threads per block; references at "
-                  f"their own sizes and hardware", fontsize=10)
+    top.set_title(f"{dtype}, {threads} threads per block, cold GPU time; "
+                  f"references at their own sizes and hardware", fontsize=10)
     top.grid(axis="y", which="both", alpha=0.3)
     handles, labels = top.get_legend_handles_labels()
+    bar_labels = [s[0] for s in series]
     bars_first = sorted(range(len(handles)),
-                        key=lambda i: not labels[i] in [s[0] for s in series])
+                        key=lambda i: labels[i] not in bar_labels)
     top.legend([handles[i] for i in bars_first],
                [labels[i] for i in bars_first], loc="upper left", fontsize=9)
 
@@ -254,14 +296,17 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
 
 def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
                    path: str | os.PathLike | None = None, *,
-                   dtype: str | None = None, threads: int | None = None
-                   ) -> Figure:
-    """Bandwidth (GB/s, bytes read / time) against n, one line per method.
+                   dtype: str | None = None, threads: int | None = None,
+                   batch: bool = False) -> Figure:
+    """Bandwidth (GB/s, bytes read / cold GPU time) against n, one line per
+    method.
 
-    Steps are solid lines coloured by step, ``cub`` and peers dashed; WRONG
-    results are left out.  A horizontal line marks the device-to-device copy
-    bandwidth of the same run (which counts bytes read + written: the
-    practical ceiling of a memory-bound kernel).  x is log2.
+    Steps are coloured by step, ``cub`` and the peers by their own colours
+    and markers; WRONG results are left out.  The read ceiling is the read
+    probe of the same run at each size (a read-only streaming kernel timed
+    the same way: the most a reduction, which reads each byte once, can
+    reach there).  With `batch`, each method's back-to-back GB/s and the
+    probe's are drawn too, dashed, in the same colours.  x is log2.
 
     Parameters
     ----------
@@ -271,6 +316,8 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
         Where to save the figure (format from the suffix, e.g. ``.png``).
     dtype, threads : optional
         The group to show; default that of the first result.
+    batch : bool
+        Also draw the back-to-back figures (dashed).
 
     Returns
     -------
@@ -282,49 +329,85 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
     dtype, threads, _, rows = select_group(doc, dtype=dtype, threads=threads)
     ladder = ladder_methods()
     device = doc["device"]["name"]
-    copy_gbps = doc["device"]["copy_gbps"]
-
-    by_method: dict[str, list[tuple[int, float]]] = {}
-    for r in order_results(rows):
-        if r["correct"]:
-            by_method.setdefault(r["method"], []).append((r["n"], r["gbps"]))
+    floor = doc["floor"]
+    itemsize = np.dtype(dtype).itemsize
+    sizes = sorted({r["n"] for r in rows})
     cmap = matplotlib.colormaps["viridis"]
 
     fig = Figure(figsize=(11, 6.5), layout="constrained")
     ax = fig.subplots()
-    top = copy_gbps
+    legend: list[Any] = []
+    plotted: list[float] = []
+
+    def draw(xs: Sequence[int], ys: Sequence[float], dashed: bool,
+             **style: Any) -> Any:
+        plotted.extend(ys)
+        (line,) = ax.plot(xs, ys, **{
+            "linestyle": "--" if dashed else "-",
+            "linewidth": 1.0 if dashed else 1.6,
+            "alpha": 0.7 if dashed else 1.0, **style})
+        return line
+
+    by_method: dict[str, list[Mapping[str, Any]]] = {}
+    for r in order_results(rows):
+        if r["correct"]:
+            by_method.setdefault(r["method"], []).append(r)
     for method, points in by_method.items():
-        points.sort()
-        ns, gbps = zip(*points)
-        top = max(top, *gbps)
+        points = sorted(points, key=lambda r: r["n"])
         if is_reference(method):
-            color, style = _PEER_STYLES.get(method, ("#000000", "--"))
+            color, marker = _REFERENCE_STYLES.get(method, _OTHER_REFERENCE)
             label = f"{method} ({_kind(method)})"
         else:
             step = ladder.index(method) if method in ladder else len(ladder)
             color = cmap(step / max(1, len(ladder) - 1) * 0.9)
-            style = "-"
+            marker = "o"
             label = f"{step + 1}. {method}" if method in ladder else method
-        ax.plot(ns, gbps, linestyle=style, marker="o", markersize=4,
-                color=color, linewidth=1.6, label=label)
-    ax.axhline(copy_gbps, color=_COPY_COLOR, linestyle=":", linewidth=1.8,
-               label=f"device copy (read+write): {copy_gbps:,.0f} GB/s")
+        legend.append(draw([r["n"] for r in points],
+                           [result_gbps(r, "cold_us") for r in points], False,
+                           color=color, marker=marker, markersize=4,
+                           label=label))
+        timed = [r for r in points if r["batch_us"] is not None]
+        if batch and timed:
+            draw([r["n"] for r in timed],
+                 [result_gbps(r, "batch_us") for r in timed], True,
+                 color=color, marker=marker, markersize=3,
+                 label=f"{label}, back to back")
+
+    def ceiling(key: str) -> list[float]:
+        return [gbps(n * itemsize, read_floor_us(doc, n, dtype, key))
+                for n in sizes]
+
+    legend.append(draw(
+        sizes, ceiling("cold"), False, color=_CEILING_COLOR, linestyle=":",
+        linewidth=2.2,
+        label=f"read ceiling, cold (read-only kernel; "
+              f"{floor['read_cold_gbps']:,.0f} GB/s at "
+              f"{format_bytes(floor['read_bytes'])})"))
+    if batch:
+        legend.append(draw(
+            sizes, ceiling("batch"), True, color=_CEILING_COLOR,
+            label=f"read ceiling, back to back (read-only kernel; "
+                  f"{floor['read_batch_gbps']:,.0f} GB/s at "
+                  f"{format_bytes(floor['read_bytes'])})"))
+        legend.append(Line2D([], [], color="#555555", linestyle="--",
+                             linewidth=1.0,
+                             label="dashed: back to back (same colour)"))
 
     ax.set_xscale("log", base=2)
-    sizes = sorted({r["n"] for r in rows})
     if len(sizes) <= 24:
         ax.xaxis.set_major_locator(FixedLocator(sizes))
         ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _pow2_label(v)))
     if len(sizes) == 1:
         ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
-    ax.set_ylim(0, top * 1.08)
+    ax.set_ylim(0, max(plotted) * 1.08)
     ax.set_xlabel("n (elements, log₂ scale)")
     ax.set_ylabel("bandwidth (GB/s, bytes read / time)")
     ax.set_title(f"Reduction bandwidth on {device}\n{dtype}, {threads} "
-                 f"threads per block", fontsize=12)
+                 f"threads per block, cold GPU time"
+                 + (" and back to back" if batch else ""), fontsize=12)
     ax.grid(which="major", alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
-              borderaxespad=0.0)
+    ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              fontsize=9, borderaxespad=0.0)
     _save(fig, path)
     return fig

@@ -11,18 +11,18 @@ measure is simply absent.  The tables were measured on other hardware, at
 other sizes and with other code: compare the *shape* of the ladder (how much
 each step buys), not the absolute times.
 
-Tables
-------
+Tables, keyed and labelled by their sources' names
+--------------------------------------------------
 ``harris``
     Mark Harris, "Optimizing Parallel Reduction in CUDA", NVIDIA.  G80,
     2^22 (4M) ints, kernels 1-7.
-``seed_002_rtx3060``
-    "Shared Memory Based Reduction" (Chinese-language write-up; project seed
-    ``002_d2f30ed02251f9f1.txt``).  RTX 3060, CUDA Toolkit 11.8, 2^22
-    elements, kernels 1-6.
-``seed_003_lab7``
-    Kamil Gwiżdż & Bartłomiej Mucha, "Report Lab7" (project seed
-    ``003_32552d01572ea838.txt``).  1024×65535 floats, 128 threads per
+``shared_memory_reduction``
+    "Shared Memory Based Reduction" (a Chinese-language write-up, author not
+    named; kept as the project's file ``002_d2f30ed02251f9f1.txt``).  RTX
+    3060, CUDA Toolkit 11.8, 2^22 elements, kernels 1-6.
+``report_lab7``
+    Kamil Gwiżdż & Bartłomiej Mucha, "Report Lab7" (kept as the project's
+    file ``003_32552d01572ea838.txt``).  1024×65535 floats, 128 threads per
     block, kernels 1-5 (GPU not stated).
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from . import _cudareduce
-from .results import (is_reference, order_results, speedups,
+from .results import (is_reference, order_results, render, speedups,
                       validate_document)
 
 __all__ = ["LADDER", "REFERENCES", "ReferenceTable", "get", "select",
@@ -55,7 +55,8 @@ class ReferenceTable:
     key : str
         Identifier in :data:`REFERENCES` (``"harris"``, ...).
     label : str
-        Short legend label for plots.
+        Short legend label for plots: the source's name (its authors,
+        else its title), hardware and size.
     title : str
         Title of the source document.
     author : str
@@ -142,7 +143,7 @@ def _ms(values: list[float]) -> dict[str, float]:
 
 HARRIS = ReferenceTable(
     key="harris",
-    label="Harris (G80, 2^22 ints)",
+    label="Harris 2007 (G80, 2^22 ints)",
     title="Optimizing Parallel Reduction in CUDA",
     author="Mark Harris",
     citation=("Mark Harris, \"Optimizing Parallel Reduction in CUDA\", "
@@ -166,9 +167,9 @@ HARRIS = ReferenceTable(
           "synchronicity; ours uses __syncwarp())."),
 )
 
-SEED_002 = ReferenceTable(
-    key="seed_002_rtx3060",
-    label="RTX 3060 (seed 002, 2^22)",
+SHARED_MEMORY_REDUCTION = ReferenceTable(
+    key="shared_memory_reduction",
+    label="\"Shared Memory Based Reduction\" (RTX 3060, 2^22)",
     title="Shared Memory Based Reduction",
     author="",
     citation=("\"Shared Memory Based Reduction\", a Chinese-language write-up "
@@ -190,9 +191,9 @@ SEED_002 = ReferenceTable(
           "elements per thread) has no time.  Element type not stated."),
 )
 
-SEED_003 = ReferenceTable(
-    key="seed_003_lab7",
-    label="Lab7 report (seed 003, 1024×65535 floats)",
+REPORT_LAB7 = ReferenceTable(
+    key="report_lab7",
+    label="Gwiżdż & Mucha, \"Report Lab7\" (1024×65535 floats)",
     title="Report Lab7",
     author="Kamil Gwiżdż & Bartłomiej Mucha",
     citation=("Kamil Gwiżdż & Bartłomiej Mucha, \"Report Lab7\" (reduction "
@@ -212,7 +213,7 @@ SEED_003 = ReferenceTable(
 )
 
 REFERENCES: Mapping[str, ReferenceTable] = MappingProxyType(
-    {t.key: t for t in (HARRIS, SEED_002, SEED_003)})
+    {t.key: t for t in (HARRIS, SHARED_MEMORY_REDUCTION, REPORT_LAB7)})
 """All reference tables by key, in the order plots show them."""
 
 
@@ -256,8 +257,8 @@ def side_by_side(results: Mapping, n: int | None = None,
                  reference: str | list[str] | tuple[str, ...] | None = "all",
                  *, dtype: str | None = None, threads: int | None = None
                  ) -> str:
-    """A text table: each ladder step's time and step speedup in a bench run,
-    beside the published ones.
+    """A text table: each ladder step's time (the run's cold GPU time) and
+    step speedup in a bench run, beside the published ones.
 
     One row per step, one column per source (the run first), each cell
     ``time (step speedup)``; ``-`` where a source has no time for the step.
@@ -298,7 +299,7 @@ def side_by_side(results: Mapping, n: int | None = None,
                          f"threads={threads!r}, n={n!r}")
     rows = order_results(rows)
 
-    ours = {r["method"]: (r["median_us"], step)
+    ours = {r["method"]: (r["cold_us"], step)
             for r, (step, _) in zip(rows, speedups(rows))
             if r["correct"] and not is_reference(r["method"])}
     tables = select(reference)
@@ -317,19 +318,11 @@ def side_by_side(results: Mapping, n: int | None = None,
     headers = ["step"] + [label for label, _ in sources]
     body = [[f"{i + 1}. {m}"] + [cell(times.get(m)) for _, times in sources]
             for i, m in enumerate(LADDER)]
-    widths = [max(len(row[c]) for row in [headers] + body)
-              for c in range(len(headers))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join([cells[0].ljust(widths[0])] +
-                         [x.rjust(w) for x, w in zip(cells[1:], widths[1:])]
-                         ).rstrip()
-
-    out = [line(headers), line(["-" * w for w in widths])]
-    out += [line(row) for row in body]
+    out = render(headers, body)
     notes = ["Each cell: time (step speedup over the step before).",
              f"this run: {results['device']['name']}, n = {n:,} {dtype}, "
-             f"{threads} threads per block."]
+             f"{threads} threads per block, cold GPU time (L2 flushed "
+             f"before each run)."]
     for t in tables:
         size = f"{t.n:,} {t.dtype or 'elements (type not stated)'}"
         threads_note = f", {t.threads} threads per block" if t.threads else ""

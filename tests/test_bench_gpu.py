@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import cudareduce
@@ -34,21 +35,40 @@ def _available_peers() -> list[str]:
     return [p for p in bench.PEERS if bench.load_peer(p, ordinal)[0] is not None]
 
 
+def _passes(method, n, dtype, threads):
+    """The passes a cold sample of `method` times one by one: the plan's
+    (fast: 1), none for cub and the peers."""
+    if method == "cub" or method in bench.PEERS:
+        return 0
+    return len(cudareduce.plan(n, method, threads=threads, dtype=dtype))
+
+
 def _check(doc, sizes, dtype, methods, threads=256):
     bench.validate_document(doc)
     info = _cudareduce.device_info()
+    assert doc["schema"] == 2
     assert doc["device"]["name"] == info["name"]
     assert doc["device"]["sm_count"] == info["sm_count"]
     assert doc["device"]["l2_bytes"] == info["l2_bytes"]
-    assert doc["device"]["copy_gbps"] > 1.0
+    assert doc["device"]["cccl"].count(".") == 2
+    floor = doc["floor"]
+    assert 0 < floor["empty_batch_us"] < floor["empty_cold_us"] < 100
+    assert floor["read_cold_gbps"] > 100 and floor["read_batch_gbps"] > 100
     assert doc["cudareduce_version"] == cudareduce.__version__
     got = [(r["n"], r["method"]) for r in doc["results"]]
     assert got == [(n, m) for n in sizes for m in methods]
+    itemsize = np.dtype(dtype).itemsize
+    assert sorted(p["bytes"] for p in doc["probes"]) == sorted(
+        {n * itemsize for n in sizes})
     for r in doc["results"]:
         assert r["correct"], r
         assert r["dtype"] == dtype and r["threads"] == threads
         assert bench.MIN_REPS <= r["reps"] <= bench.MAX_REPS
-        assert r["median_us"] > 0 and r["gbps"] > 0
+        # The GPU machine has CuPy: every method has its call time.
+        assert r["cold_us"] > 0 and r["batch_us"] > 0 and r["call_us"] > 0
+        assert len(r["pass_us"]) == _passes(r["method"], r["n"], dtype,
+                                            threads), r
+        assert sum(r["pass_us"]) <= r["cold_us"] * 1.05 + 1
 
 
 def test_run_small_all_methods_correct():
@@ -83,30 +103,98 @@ def test_run_selected_methods_and_named_peer():
     _check(doc, [1 << 14], "float32", ["sequential", "multi_element"] + peers[:1])
 
 
-def test_run_default_size_ladder_pays_off():
+def test_run_default_size_is_chosen_by_the_rule():
     doc = bench.run(peers=False, progress=False)
-    _check(doc, [1 << 22], "float32", LADDER)
-    times = {r["method"]: r["median_us"] for r in doc["results"]}
-    # the last step of the ladder is faster than the first at the paper's size
+    (n,) = {r["n"] for r in doc["results"]}
+    _check(doc, [n], "float32", LADDER)
+    rule = doc["timing"]["default_n_rule"]
+    assert rule.startswith(f"default n = 2^{n.bit_length() - 1}:"), rule
+    # The rule's own figures: the read probe at the chosen size takes at
+    # least 25 empty kernels (cold), and at half the size it did not.
+    probe = {p["bytes"]: p for p in doc["probes"]}[4 * n]
+    assert probe["read_cold_us"] >= 25 * doc["floor"]["empty_cold_us"] * 0.8
+    times = {r["method"]: r["cold_us"] for r in doc["results"]}
     assert times["multi_element"] < times["interleaved_divergent"]
     table = bench.format_table(doc)
-    assert "n = 4,194,304 (2^22)" in table and "WRONG" not in table
+    assert f"n = {n:,}" in table and "WRONG" not in table
 
 
-def test_cli_default_prints_the_table(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "cudareduce.bench"],
+def test_cli_paper_size_prints_the_table(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "cudareduce.bench",
+                           "--n", "2^22"],
                           capture_output=True, text=True, env=_env(),
                           cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
-    lines = proc.stdout.splitlines()
-    assert _cudareduce.device_info()["name"] in lines[0]
+    assert _cudareduce.device_info()["name"] in proc.stdout.splitlines()[0]
     assert "float32, n = 4,194,304 (2^22), 256 threads per block" in proc.stdout
     for header in bench.TABLE_HEADERS:
         assert header in proc.stdout
-    rows = [line.split()[0] for line in lines[5:] if line.strip()]
-    assert rows[:len(LADDER)] == LADDER
     assert "WRONG" not in proc.stdout
+    for method in LADDER:
+        assert f"\n{method} " in proc.stdout
+
+
+def test_cli_counters_show_each_steps_idea(tmp_path):
+    """--counters under ncu on the GPU machine (root: counters permitted):
+    the claims hold, and every method's kernels were profiled."""
+    json_path = tmp_path / "counters.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "cudareduce.bench", "--counters", "--json",
+         str(json_path)], capture_output=True, text=True, env=_env(),
+        cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    doc = json.loads(json_path.read_text(encoding="utf-8"))
+    from cudareduce.bench import counters
+    assert [ok for _, ok in counters.check_ideas(doc)] == [True] * 3
+    assert {r["method"] for r in doc["rows"]} == set(LADDER)
+    first = {r["method"]: r for r in doc["rows"] if r["pass"] == 0}
+    assert first["first_add"]["launch__grid_size"] * 2 == \
+        first["sequential"]["launch__grid_size"]
+    assert "what changed:" in proc.stdout
+
+
+def test_time_reduce_modes_and_passes():
+    a = np.arange(1, 1 << 20, dtype=np.float32) % 7
+    expected = float(np.sum(a, dtype=np.float64))
+    for mode, batch in (("launch", 1), ("cold", 1), ("batch", 4)):
+        value, times, passes = _cudareduce.time_reduce(
+            "sum", a, "first_add", 256, 2, 1, 3, mode, batch)
+        assert float(value) == expected and len(times) == 3
+        assert all(t > 0 for t in times)
+        if mode == "cold":
+            plan = cudareduce.plan(a.size, "first_add", threads=256,
+                                   dtype="float32")
+            assert [len(p) for p in passes] == [len(plan)] * 3
+        else:
+            assert passes is None
+    value, times, passes = _cudareduce.time_reduce(
+        "sum", a, "cub", 256, 1, 0, 2, "cold")
+    assert passes == [[], []]
+    with pytest.raises(ValueError, match="mode"):
+        _cudareduce.time_reduce("sum", a, "fast", 256, 1, 0, 1, "warm")
+    with pytest.raises(ValueError, match="batch"):
+        _cudareduce.time_reduce("sum", a, "fast", 256, 1, 0, 1, "cold", 2)
+
+
+def test_probes_and_the_stream_holder():
+    for mode in ("launch", "cold", "batch"):
+        assert len(_cudareduce.time_probe("empty", 0, 1, 1, 5, mode)) == 5
+        assert min(_cudareduce.time_probe("read", 1 << 20, 4, 1, 5,
+                                          mode)) > 0
+    with pytest.raises(ValueError, match="probe"):
+        _cudareduce.time_probe("read", 0, 1, 0, 1, "cold")
+    holder = _cudareduce.stream_hold(0)
+    with pytest.raises(ValueError, match="not held"):
+        _cudareduce.release_stream(holder)
+    _cudareduce.hold_stream(holder, True)
+    with pytest.raises(ValueError, match="held already"):
+        _cudareduce.hold_stream(holder, False)
+    _cudareduce.release_stream(holder)
+    # A holder dropped while it holds lets the stream go (no hang).
+    _cudareduce.hold_stream(holder, False)
+    del holder
+    assert float(cudareduce.sum(np.ones(10, np.float32))) == 10.0
 
 
 def test_cli_sweep_writes_json_and_plots(tmp_path):

@@ -1,9 +1,12 @@
 """The example notebook ``benchmarks/step_speedups.ipynb`` runs, cell by cell.
 
 - Everywhere (CI has no GPU): executed headless with nbclient in recorded
-  mode (``CUDAREDUCE_NOTEBOOK_RECORDED`` pointing at the committed
-  ``docs/figures/ladder.json``, an H100 run), failing on any cell error, and
-  its outputs checked: the recorded device, the HTML table, both plots.
+  mode (``CUDAREDUCE_NOTEBOOK_RECORDED`` pointing at a synthetic recording
+  that bench_data writes: the committed ``docs/figures/ladder.json``, the
+  notebook's default, is regenerated from a GPU run of the current bench,
+  so the offline tests read it only as raw JSON), failing on any cell
+  error, and its outputs checked: the recorded device, the HTML table, both
+  plots.
 - On a GPU machine (marked ``gpu``): executed for real, with no recorded
   results -- the live NumPy sums, the CuPy sums when CuPy imports, and a real
   ``bench.run`` sweep.  Without nbclient there, its code cells run in order
@@ -16,6 +19,7 @@ The kernel is this interpreter, through a temporary kernel spec (see
 """
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import os
@@ -27,10 +31,12 @@ import numpy as np
 import pytest
 
 import cudareduce
+from bench_data import sweep  # noqa: F401
 from cudareduce import bench, results
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "benchmarks" / "step_speedups.ipynb"
+#: The notebook's default recording, which its paragraphs quote.
 RECORDED = ROOT / "docs" / "figures" / "ladder.json"
 RECORDED_GPU = "NVIDIA H100 80GB HBM3"
 MAX_CODE_LINES = 15          # the notebook's code cells stay short
@@ -88,6 +94,17 @@ def _outputs_of(nb, mime: str) -> list[str]:
             and mime in o.data]
 
 
+@pytest.fixture
+def synthetic_recording(tmp_path, sweep) -> Path:
+    """A recording for the notebook to replay: bench_data's synthetic sweep
+    (2^10..2^28, every method and both peers; its default size planted at
+    2^28), as a ``--json`` file."""
+    path = tmp_path / "synthetic-ladder.json"
+    sweep["timing"]["default_n"] = 1 << 28
+    sweep.to_json(path)
+    return path
+
+
 def _check_all_ran(nb) -> None:
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code and all(c.execution_count for c in code), \
@@ -139,35 +156,45 @@ def test_notebook_is_valid_and_short():
             assert not re.search(r"\d\s*(µs|GB/s)", paragraph), paragraph
 
 
-def test_recorded_results_are_the_committed_h100_run():
-    results = bench.Results.from_json(RECORDED)
-    assert results.device["name"] == RECORDED_GPU
-    assert results.sizes == [1 << k for k in range(10, 29)]
-    assert all(r["correct"] for r in results["results"])
+def test_committed_recording_is_the_h100_sweep():
+    """docs/figures/ladder.json, the notebook's default recording: an H100
+    sweep of 2^10..2^28, all correct.  Read as raw JSON: it is regenerated
+    from a GPU run of the current bench and until then may be of the
+    bench's older schema; once it is of the current one it must be valid."""
+    doc = json.loads(RECORDED.read_text(encoding="utf-8"))
+    assert doc["device"]["name"] == RECORDED_GPU
+    assert sorted({r["n"] for r in doc["results"]}) == \
+        [1 << k for k in range(10, 29)]
+    assert all(r["correct"] for r in doc["results"])
+    if doc.get("schema") == results.SCHEMA:
+        results.validate_document(doc)
 
 
 # ---------------------------------------------------------------------------
 # Executed
 
 
-def test_notebook_runs_in_recorded_mode(device_error):
-    """Every cell runs without a GPU, from the recorded results (on a GPU
+def test_notebook_runs_in_recorded_mode(device_error, synthetic_recording,
+                                        sweep):
+    """Every cell runs without a GPU, from recorded results (on a GPU
     machine too: the variable forces recorded mode)."""
+    shown = runner._recorded_path(synthetic_recording, NOTEBOOK.parent)
     if not _have_nbclient():
         if device_error is None:
             # a GPU machine without nbclient: the cells as a script (never
             # a skip there); CI installs nbclient with the test extra
-            printed = runner.run_as_script(NOTEBOOK, recorded=RECORDED)
-            assert "Recorded mode: replaying" in printed
+            printed = runner.run_as_script(NOTEBOOK,
+                                           recorded=synthetic_recording)
+            assert f"Recorded mode: replaying {shown}" in printed
             return
         pytest.fail("executing the notebook needs nbclient, nbformat and "
                     "ipykernel: pip install -e '.[test]'")
-    nb = runner.execute(NOTEBOOK, recorded=RECORDED)
+    nb = runner.execute(NOTEBOOK, recorded=synthetic_recording)
     _check_all_ran(nb)
     texts = _texts(nb)
     everything = "\n".join(texts)
-    assert "Recorded mode: replaying ../docs/figures/ladder.json" in texts[0]
-    assert RECORDED_GPU in everything
+    assert f"Recorded mode: replaying {shown}" in texts[0]
+    assert sweep.device["name"] in everything
     assert "no live sums here" in everything
     assert "no CuPy sums here" in everything
     # the table cell: HTML with the CLI's columns, both sizes
@@ -182,21 +209,23 @@ def test_notebook_runs_in_recorded_mode(device_error):
     assert "this run" in everything and "harris" in everything
 
 
-def test_notebook_cells_run_as_a_script_in_recorded_mode():
+def test_notebook_cells_run_as_a_script_in_recorded_mode(
+        synthetic_recording, sweep):
     """The fallback of the GPU test (no nbclient): the cells in order, in
     this process."""
     before = (os.getcwd(), os.environ.get(runner.RECORDED_ENV))
-    printed = runner.run_as_script(NOTEBOOK, recorded=RECORDED)
-    assert "Recorded mode: replaying ../docs/figures/ladder.json" in printed
-    assert f"{RECORDED_GPU}: 132 SMs, L2 50 MiB" in printed
+    printed = runner.run_as_script(NOTEBOOK, recorded=synthetic_recording)
+    shown = runner._recorded_path(synthetic_recording, NOTEBOOK.parent)
+    assert f"Recorded mode: replaying {shown}" in printed
+    assert f"{sweep.device['name']}: 132 SMs, L2 50 MiB" in printed
     assert "n = 2^10..2^28 (19 sizes)" in printed
     assert (os.getcwd(), os.environ.get(runner.RECORDED_ENV)) == before
 
 
-def test_notebook_live_cells_with_a_fake_device(monkeypatch):
+def test_notebook_live_cells_with_a_fake_device(monkeypatch, sweep):
     """The live branch of every cell, without a GPU: cudareduce.sum, the
     device query and bench.run replaced by fakes, CuPy hidden."""
-    doc = json.loads(RECORDED.read_text(encoding="utf-8"))
+    doc = copy.deepcopy(dict(sweep))
     doc["device"]["name"] = "fake GPU"
     calls = []
 

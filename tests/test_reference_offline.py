@@ -1,9 +1,11 @@
-"""cudareduce.reference, the published ladder tables, without a GPU."""
+"""cudareduce.reference, the published ladder tables, without a GPU, and
+a bench run beside them (side_by_side)."""
 from __future__ import annotations
 
 import pytest
 
-from bench_data import LADDER, METHODS, sample  # noqa: F401
+import cudareduce.results as model
+from bench_data import LADDER, METHODS, results, sample  # noqa: F401
 from cudareduce import reference
 
 
@@ -39,8 +41,8 @@ def test_reference_harris_figures_agree():
     assert "reduction.pdf" in harris.url and "Mark Harris" in harris.citation
 
 
-def test_reference_seed_tables():
-    s2 = reference.REFERENCES["seed_002_rtx3060"]
+def test_reference_other_tables():
+    s2 = reference.REFERENCES["shared_memory_reduction"]
     assert list(s2.times_us.values()) == [520, 353, 333, 186, 131, 123]
     assert list(s2.times_us) == LADDER[:6]
     assert s2.cumulative_speedups()["unroll_complete"] == pytest.approx(
@@ -49,7 +51,7 @@ def test_reference_seed_tables():
         pytest.approx(1.473088, rel=1e-6)
     assert "002_d2f30ed02251f9f1.txt" in s2.citation
     assert s2.device == "RTX 3060" and "11.8" in s2.environment
-    s3 = reference.REFERENCES["seed_003_lab7"]
+    s3 = reference.REFERENCES["report_lab7"]
     assert [round(t) for t in s3.times_us.values()] == \
         [4580, 3330, 3120, 3100, 2520]
     assert list(s3.times_us) == LADDER[:5]
@@ -68,12 +70,32 @@ def test_reference_tables_are_read_only():
         reference.REFERENCES["x"] = harris
 
 
+def test_reference_tables_are_named_by_their_sources():
+    """Keys and labels name each source (its authors, else its title), never
+    where the project keeps it."""
+    assert list(reference.REFERENCES) == ["harris", "shared_memory_reduction",
+                                          "report_lab7"]
+    for table in reference.REFERENCES.values():
+        assert "seed" not in table.key and "seed" not in table.label.lower()
+        first_author = table.author.split(" & ")[0].split()[-1] \
+            if table.author else ""
+        assert (first_author or table.title) in table.label, table.label
+        assert table.device in table.label or table.device == \
+            "GPU not stated"
+    assert reference.REFERENCES["harris"].label == \
+        "Harris 2007 (G80, 2^22 ints)"
+    assert reference.REFERENCES["shared_memory_reduction"].label == \
+        '"Shared Memory Based Reduction" (RTX 3060, 2^22)'
+    assert reference.REFERENCES["report_lab7"].label == \
+        'Gwiżdż & Mucha, "Report Lab7" (1024×65535 floats)'
+
+
 def test_reference_select():
     assert reference.select(None) == []
     assert [t.key for t in reference.select("all")] == list(reference.REFERENCES)
     assert [t.key for t in reference.select("harris")] == ["harris"]
-    assert [t.key for t in reference.select(["seed_003_lab7", "harris"])] == \
-        ["seed_003_lab7", "harris"]
+    assert [t.key for t in reference.select(["report_lab7", "harris"])] == \
+        ["report_lab7", "harris"]
     with pytest.raises(ValueError, match="valid keys"):
         reference.select(["nope"])
 
@@ -84,3 +106,38 @@ def test_reference_rejects_unknown_method():
             key="k", label="l", title="t", author="", citation="c", url=None,
             device="d", environment="e", n=1, dtype=None, threads=None,
             times_us={"warp_shuffle": 1.0})
+
+
+# ---------------------------------------------------------------------------
+# The references beside a run
+
+
+def test_side_by_side(results):
+    text = reference.side_by_side(results)
+    lines = text.splitlines()
+    assert lines[0].split() == ["step", "this", "run", "harris",
+                                "shared_memory_reduction", "report_lab7"]
+    # the seven published steps: fast and cub have no published figures
+    body = lines[2:2 + len(LADDER)]
+    assert [line.split()[1] for line in body] == LADDER
+    assert lines[2 + len(LADDER)] == ""
+    steps_table = text.split("\n\n")[0]
+    assert "fast" not in steps_table and "cub" not in steps_table
+    rows = model.group_results(results["results"])[("float32", 1 << 22, 256)]
+    # the run's column: cold times and their step speedups
+    t = {r["method"]: r["cold_us"] for r in rows}
+    assert f"{t['sequential']:,.1f} µs " \
+           f"({t['interleaved_bank_conflict'] / t['sequential']:.2f}×)" \
+        in body[2]
+    assert "8,054 µs" in body[0] and "(2.33×)" in body[1]
+    assert body[5].split()[-1] == "-" and body[6].split()[-2:] == ["-", "-"]
+    assert "n = 4,194,304 float32" in text and "reduction.pdf" in text
+    assert "cold GPU time" in text
+    assert "002_d2f30ed02251f9f1.txt" in text
+    # the wrong row of 2^16 has no time; references can be left out
+    small = reference.side_by_side(results, n=1 << 16, reference=None)
+    assert small.splitlines()[0].split() == ["step", "this", "run"]
+    assert small.splitlines()[2 + LADDER.index("unroll_complete")] \
+        .endswith(" -")
+    with pytest.raises(ValueError, match="n=5"):
+        reference.side_by_side(results, n=5)

@@ -1,53 +1,100 @@
 """cudareduce.results, the bench's results model, without a GPU: the
-speedup arithmetic, the ordering, the tables and the JSON document's
-schema, on the recorded sample (tests/data/bench_sample.json: hand-made
-numbers of a fictional device, not a measurement)."""
+document's schema (2) and every rule of its validator, the derived figures
+(GB/s, "% read", passes), the speedup arithmetic, the ordering and the
+tables, on hand-built documents with known numbers and on the synthetic
+sample (tests/data/bench_sample.json: formulas, not a measurement)."""
 from __future__ import annotations
 
 import copy
+import datetime
 import json
+import re
 
 import numpy as np
 import pytest
 
 import cudareduce
 import cudareduce.results as model
-from cudareduce import reference
 from bench_data import (LADDER, METHODS, PEERS, STEPS,  # noqa: F401
-                        TABLE_ORDER, report_tables, row, sample)
+                        SYNTHETIC_DEVICE, SYNTHETIC_TIMING, TABLE_ORDER,
+                        report_tables, row, sample, synthetic_document)
+from cudareduce import reference
+
+# ---------------------------------------------------------------------------
+# A document with known numbers
+
+#: float32 n = 2^20 and float64 n = 2^19 both read 4 MiB; the probe at
+#: 8 MiB is a decoy that no "% read" of those rows may use.
+FOUR_MIB, EIGHT_MIB = 4 << 20, 8 << 20
+KNOWN_PROBES = [{"bytes": EIGHT_MIB, "read_cold_us": 100.0,
+                 "read_batch_us": 50.0},
+                {"bytes": FOUR_MIB, "read_cold_us": 4.0,
+                 "read_batch_us": 2.0}]
+KNOWN_FLOOR = {"empty_cold_us": 2.5, "empty_batch_us": 1.25,
+               "read_bytes": 1 << 30, "read_cold_gbps": 3000.0,
+               "read_batch_gbps": 3100.0}
+KNOWN_DATE = "2026-11-24T12:34:56Z"
+
+
+def known_document(rows, **device) -> dict:
+    """`rows` under the synthetic device (changed by `device`), the known
+    floor and probes, version 0.1.0 and KNOWN_DATE."""
+    return model.make_document({**SYNTHETIC_DEVICE, **device}, KNOWN_FLOOR,
+                               KNOWN_PROBES, rows, timing=SYNTHETIC_TIMING,
+                               version="0.1.0", date=KNOWN_DATE)
+
+
+def known_rows() -> list[dict]:
+    """One float32 group at 2^20 (4 MiB), a float64 row at 2^19 (4 MiB too)
+    and an int32 row at 2^21 (8 MiB)."""
+    n = 1 << 20
+    return [
+        row("interleaved_divergent", 40.0, n=n, batch_us=30.0, call_us=50.0,
+            pass_us=[38.0, 1.0]),
+        row("sequential", 10.0, n=n, batch_us=8.0, call_us=20.0,
+            pass_us=[7.5, 1.25, 0.25]),
+        row("fast", 5.0, n=n, batch_us=4.0, call_us=12.5, pass_us=[4.5]),
+        row("cub", 8.0, n=n, batch_us=6.4, call_us=None),
+        row("torch.sum", 16.0, n=n, batch_us=None, call_us=None),
+        row("cupy.sum", None, correct=False, n=n),
+        row("sequential", 12345.0, n=1 << 19, dtype="float64",
+            batch_us=1000.0, call_us=None, pass_us=[12000.0, 300.0]),
+        row("sequential", 20.0, n=1 << 21, dtype="int32", batch_us=10.0,
+            call_us=None, pass_us=[19.0]),
+    ]
+
+
+def cells_by_method(text: str, table: int) -> dict[str, list[str]]:
+    """The cells of the `table`-th table of a report, by method (the cells
+    hold no spaces)."""
+    lines = report_tables(text)[table]
+    return {line.split()[0]: line.split()[1:] for line in lines[2:]}
 
 
 # ---------------------------------------------------------------------------
-# The recorded sample itself
+# The synthetic sample itself
 
 
-def test_sample_is_valid_and_labelled_as_not_measured(sample):
+def test_sample_file_is_the_generators_output(sample):
+    """tests/data/bench_sample.json is what ``python tests/bench_data.py``
+    writes: the formulas, labelled as not measured."""
+    assert sample == json.loads(json.dumps(synthetic_document()))
     model.validate_document(sample)
     assert "not measured" in sample["device"]["name"]
+    assert sample["date"] == "2000-01-01T00:00:00Z"
     groups = model.group_results(sample["results"])
-    assert list(groups) == [("float32", 1 << k, 256) for k in (16, 18, 20, 22, 24)] \
+    assert list(groups) == [("float32", 1 << k, 256)
+                            for k in (16, 18, 20, 22, 24)] \
         + [("int32", 1 << 22, 256)]
-    # every group has every step and the cub reference, in a run's order
-    # (the float32 groups the peers too); one deliberate WRONG row
     for (dtype, n, _), rows in groups.items():
         expected = TABLE_ORDER if dtype == "float32" else STEPS + ["cub"]
         assert [r["method"] for r in rows] == expected
-        in_file = [r["method"] for r in sample["results"]
-                   if (r["dtype"], r["n"]) == (dtype, n)]
-        assert in_file == expected
-        t = {r["method"]: r["median_us"] for r in rows}
-        # plausible: fast a bit faster than multi_element, cub a bit slower
-        # than fast
-        assert t["fast"] < t["multi_element"] < 1.2 * t["fast"]
-        assert t["fast"] < t["cub"] < 1.1 * t["fast"]
-        for r in rows:
-            if r["correct"]:
-                assert r["gbps"] == pytest.approx(
-                    n * np.dtype(dtype).itemsize / (r["median_us"] * 1e3),
-                    rel=1e-4)
     wrong = [(r["method"], r["n"]) for r in sample["results"]
              if not r["correct"]]
     assert wrong == [("unroll_complete", 1 << 16)]
+    # a probe at every result's bytes, and only there
+    assert [p["bytes"] for p in sample["probes"]] == sorted(
+        {model.result_bytes(r) for r in sample["results"]})
 
 
 def test_methods_are_the_steps_then_cub():
@@ -61,22 +108,140 @@ def test_methods_are_the_steps_then_cub():
 
 
 # ---------------------------------------------------------------------------
-# Results and speedups
+# make_result and make_document
 
 
-def test_make_result_gbps_is_bytes_read_per_second():
-    r = row("sequential", 10.0)
-    assert r["gbps"] == pytest.approx((1 << 22) * 4 / 10e-6 / 1e9)
-    assert r["correct"] is True and r["reps"] == 100
-    r = row("sequential", 10.0, dtype="float64")
-    assert r["gbps"] == pytest.approx((1 << 22) * 8 / 10e-6 / 1e9)
+def test_make_result_keeps_the_three_timings_and_the_passes():
+    r = model.make_result("sequential", np.dtype("float32").name, 1 << 20,
+                          256, cold_us=10, batch_us=8.5, call_us=None,
+                          pass_us=(7, 2.5), reps=np.int64(50), correct=True)
     assert list(r) == list(model.RESULT_KEYS)
+    assert r == {"method": "sequential", "dtype": "float32", "n": 1 << 20,
+                 "threads": 256, "cold_us": 10.0, "batch_us": 8.5,
+                 "call_us": None, "pass_us": [7.0, 2.5], "reps": 50,
+                 "correct": True}
+    assert type(r["cold_us"]) is float and type(r["reps"]) is int
+    assert all(type(t) is float for t in r["pass_us"])
 
 
 def test_make_result_wrong_is_not_timed():
-    r = model.make_result("sequential", "float32", 1024, 256, 5.0, 100, False)
-    assert r["median_us"] is None and r["gbps"] is None
-    assert r["reps"] == 0 and r["correct"] is False
+    r = model.make_result("sequential", "float32", 1024, 256, cold_us=5.0,
+                          batch_us=4.0, call_us=9.0, pass_us=[4.0], reps=100,
+                          correct=False)
+    assert [r[k] for k in model.TIME_KEYS] == [None, None, None]
+    assert r["pass_us"] == [] and r["reps"] == 0 and r["correct"] is False
+
+
+def test_make_document_converts_device_info():
+    info = {**SYNTHETIC_DEVICE, "compute_capability": 89,
+            "sm_clock_khz": 2_520_500, "memory_clock_khz": 10_501_000,
+            "memory_bus_bits": 192, "driver_version": 12080,
+            "runtime_version": 13010, "cccl_version": 3_001_012,
+            "driver": "580.159.04", "ordinal": 3, "unused": "ignored"}
+    doc = model.make_document(info, KNOWN_FLOOR, KNOWN_PROBES, [],
+                              timing=SYNTHETIC_TIMING)
+    assert list(doc) == list(model.DOCUMENT_KEYS)
+    assert doc["schema"] == model.SCHEMA == 2
+    assert list(doc["device"]) == list(model.DEVICE_KEYS)
+    assert doc["device"] == {
+        "name": info["name"], "compute_capability": 89, "sm_count": 132,
+        "l2_bytes": 50 << 20, "total_bytes": 80 << 30, "sm_clock_mhz": 2520,
+        "memory_clock_mhz": 10501, "memory_bus_bits": 192,
+        "driver": "580.159.04", "driver_cuda": "12.8",
+        "cuda_runtime": "13.1", "cccl": "3.1.12"}
+    assert doc["cudareduce_version"] == cudareduce.__version__
+    # probes sorted by bytes; floor and timing exactly their keys
+    assert [p["bytes"] for p in doc["probes"]] == [FOUR_MIB, EIGHT_MIB]
+    assert list(doc["floor"]) == list(model.FLOOR_KEYS)
+    assert doc["floor"] == KNOWN_FLOOR
+    assert type(doc["floor"]["read_bytes"]) is int
+    assert list(doc["timing"]) == list(model.TIMING_KEYS)
+    model.validate_document(doc)
+    model.validate_document(json.loads(json.dumps(doc)))
+
+
+def test_make_document_date_defaults_to_now_in_utc():
+    before = datetime.datetime.now(datetime.timezone.utc).replace(
+        microsecond=0)
+    doc = model.make_document(SYNTHETIC_DEVICE, KNOWN_FLOOR, [], [],
+                              timing=SYNTHETIC_TIMING)
+    after = datetime.datetime.now(datetime.timezone.utc)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["date"])
+    stamp = datetime.datetime.strptime(doc["date"], "%Y-%m-%dT%H:%M:%SZ") \
+        .replace(tzinfo=datetime.timezone.utc)
+    assert before <= stamp <= after
+    assert model.make_document(SYNTHETIC_DEVICE, KNOWN_FLOOR, [], [],
+                               timing=SYNTHETIC_TIMING, date=KNOWN_DATE,
+                               version="9.9")["date"] == KNOWN_DATE
+
+
+def test_make_document_without_nvidia_smi():
+    info = {k: v for k, v in SYNTHETIC_DEVICE.items() if k != "driver"}
+    doc = model.make_document(info, KNOWN_FLOOR, [], [],
+                              timing=SYNTHETIC_TIMING)
+    assert doc["device"]["driver"] is None
+    model.validate_document(doc)
+    assert "driver unknown (CUDA 13.0)" in model.device_line(doc)
+
+
+# ---------------------------------------------------------------------------
+# Figures derived from a result
+
+
+def test_result_gbps_is_bytes_read_per_second_for_each_timing():
+    r = row("sequential", 10.0, n=1 << 20, batch_us=8.0, call_us=None)
+    assert model.result_bytes(r) == FOUR_MIB
+    assert model.result_gbps(r, "cold_us") == pytest.approx(
+        FOUR_MIB / 10e-6 / 1e9)
+    assert model.result_gbps(r, "batch_us") == pytest.approx(
+        FOUR_MIB / 8e-6 / 1e9)
+    assert model.result_gbps(r, "call_us") is None
+    r64 = row("sequential", 10.0, n=1 << 20, dtype="float64")
+    assert model.result_gbps(r64, "cold_us") == pytest.approx(
+        EIGHT_MIB / 10e-6 / 1e9)
+    assert model.gbps(1000, 1.0) == pytest.approx(1.0)
+    assert model.gbps(1000, None) is None
+    with pytest.raises(ValueError, match="cold_us"):
+        model.result_gbps(r, "median_us")
+    wrong = row("sequential", None, correct=False)
+    assert [model.result_gbps(wrong, k) for k in model.TIME_KEYS] == \
+        [None, None, None]
+
+
+def test_read_floor_and_percent_use_the_probe_at_the_same_bytes():
+    doc = known_document(known_rows())
+    assert model.read_floor_us(doc, 1 << 20, "float32", "cold") == 4.0
+    assert model.read_floor_us(doc, 1 << 19, "float64", "batch") == 2.0
+    assert model.read_floor_us(doc, 1 << 21, "int32", "cold") == 100.0
+    with pytest.raises(ValueError, match="no read probe at 4096 bytes"):
+        model.read_floor_us(doc, 1024, "float32", "cold")
+    with pytest.raises(ValueError, match="key must be one of"):
+        model.read_floor_us(doc, 1 << 20, "float32", "call")
+    sequential, fast, torch = (doc["results"][i] for i in (1, 2, 4))
+    assert model.read_percent(doc, sequential, "cold") == \
+        pytest.approx(40.0)                                  # 4 / 10
+    assert model.read_percent(doc, sequential, "batch") == \
+        pytest.approx(25.0)                                  # 2 / 8
+    assert model.read_percent(doc, fast, "cold") == pytest.approx(80.0)
+    assert model.read_percent(doc, torch, "batch") is None   # not timed
+    float64 = doc["results"][6]
+    assert model.read_percent(doc, float64, "cold") == \
+        pytest.approx(100 * 4.0 / 12345.0)
+    int32 = doc["results"][7]
+    assert model.read_percent(doc, int32, "batch") == pytest.approx(500.0)
+
+
+def test_pass_split():
+    assert model.pass_split(row("sequential", 10.0, pass_us=[7.5, 1.25,
+                                                             0.25])) == \
+        (7.5, 1.5)
+    assert model.pass_split(row("fast", 5.0, pass_us=[4.5])) == (4.5, None)
+    assert model.pass_split(row("cub", 5.0)) == (None, None)
+    assert model.pass_split(row("cub", None, correct=False)) == (None, None)
+
+
+# ---------------------------------------------------------------------------
+# Speedups
 
 
 def test_speedups_arithmetic():
@@ -93,6 +258,17 @@ def test_speedups_arithmetic():
     for (s, c), (es, ec) in zip(got, expected):
         assert s == (None if es is None else pytest.approx(es))
         assert c == (None if ec is None else pytest.approx(ec))
+
+
+def test_speedups_come_from_the_cold_times():
+    """Back-to-back and call times that order the steps the other way round
+    change nothing."""
+    rows = [row("interleaved_divergent", 30.0, batch_us=1.0, call_us=1.0),
+            row("sequential", 10.0, batch_us=20.0, call_us=50.0),
+            row("cub", 5.0, batch_us=40.0, call_us=90.0)]
+    assert model.speedups(rows) == [
+        (None, 1.0), (pytest.approx(3.0), pytest.approx(3.0)),
+        (None, pytest.approx(6.0))]
 
 
 def test_speedups_first_wrong_uses_first_correct():
@@ -156,10 +332,10 @@ def test_order_results_steps_then_cub_then_peers():
         ["fast", "cub", "torch.sum"]
 
 
-def test_speedups_of_sample_match_times(sample):
+def test_speedups_of_sample_match_cold_times(sample):
     rows = model.group_results(sample["results"])[("float32", 1 << 22, 256)]
     steps = model.speedups(rows)
-    t = {r["method"]: r["median_us"] for r in rows}
+    t = {r["method"]: r["cold_us"] for r in rows}
     assert [r["method"] for r in rows] == TABLE_ORDER
     for r, (step, cum) in zip(rows, steps):
         assert cum == pytest.approx(t[STEPS[0]] / t[r["method"]])
@@ -168,21 +344,90 @@ def test_speedups_of_sample_match_times(sample):
             assert step == pytest.approx(t[prev] / t[r["method"]])
         else:
             assert step is None
-    fast_step = steps[STEPS.index("fast")][0]
-    assert fast_step == pytest.approx(t["multi_element"] / t["fast"])
-    assert fast_step > 1.0
 
 
 # ---------------------------------------------------------------------------
 # The table
 
 
+def test_table_headers():
+    assert model.TABLE_HEADERS == (
+        "method", "cold µs", "GB/s", "% read", "b2b µs", "GB/s", "% read",
+        "call µs", "1st pass µs", "rest µs", "step speedup",
+        "cumulative speedup")
+
+
+def test_format_table_head():
+    doc = known_document(known_rows())
+    head = model.format_table(doc).split("\n\n")[0].splitlines()
+    assert head[0] == (
+        "cudareduce 0.1.0 on synthetic device (test fixture, not measured) "
+        "(compute 9.0, 132 SMs, L2 50 MiB, SM 1,980 MHz, memory 2,619 MHz "
+        "× 5,120 bits); driver 580.159.04 (CUDA 13.0), CUDA runtime 13.0, "
+        "CCCL 3.0.1")
+    assert head[1] == (
+        "floor: empty kernel 2.50 µs cold, 1.25 µs back to back; read "
+        "ceiling 3,000.0 GB/s cold, 3,100.0 GB/s back to back at 1 GiB; "
+        f"measured {KNOWN_DATE}")
+    assert head[2] == f"timing: {SYNTHETIC_TIMING['method']}"
+    assert head[3] == f"default n: {SYNTHETIC_TIMING['default_n_rule']}"
+    assert len(head) == 4
+    assert model.report_head(doc) == head
+    # a long timing sentence wraps, indented, with no blank line; the
+    # head's paragraphs keep it whole
+    doc["timing"]["method"] = "word " * 59 + "end."
+    head = model.device_line(doc).splitlines()
+    assert len(head) > 4 and max(map(len, head[2:])) <= 100
+    assert head[3].startswith("  word")
+    assert " ".join(line.strip() for line in head[2:-1]) == \
+        model.report_head(doc)[2] == "timing: " + "word " * 59 + "end."
+    # compute capability 10.0 and 12.0 read as such
+    assert "(compute 10.0," in model.device_line(
+        known_document([], compute_capability=100))
+
+
+def test_format_table_cells_from_known_numbers():
+    doc = known_document(known_rows())
+    text = model.format_table(doc)
+    assert [len(t) - 2 for t in report_tables(text)] == [6, 1, 1]
+    cells = cells_by_method(text, 0)
+    assert list(cells) == ["interleaved_divergent", "sequential", "fast",
+                           "cub", "torch.sum", "cupy.sum"]
+    # 4 MiB in 10 µs cold (the probe 4 µs there), 8 µs back to back (the
+    # probe 2 µs); passes 7.5, then 1.25 + 0.25
+    assert cells["sequential"] == [
+        "10.0", "419.4", "40.0%", "8.0", "524.3", "25.0%", "20.0", "7.5",
+        "1.5", "4.00×", "4.00×"]
+    assert cells["interleaved_divergent"] == [
+        "40.0", "104.9", "10.0%", "30.0", "139.8", "6.7%", "50.0", "38.0",
+        "1.0", "-", "1.00×"]
+    # one pass: no rest; step over sequential, cumulative over step 1
+    assert cells["fast"] == [
+        "5.0", "838.9", "80.0%", "4.0", "1,048.6", "50.0%", "12.5", "4.5",
+        "-", "2.00×", "8.00×"]
+    # cub: no passes of ours, no call time
+    assert cells["cub"] == [
+        "8.0", "524.3", "50.0%", "6.4", "655.4", "31.2%", "-", "-", "-",
+        "reference", "5.00×"]
+    # a peer without back-to-back and call times
+    assert cells["torch.sum"] == [
+        "16.0", "262.1", "25.0%", "-", "-", "-", "-", "-", "-", "peer",
+        "2.50×"]
+    assert cells["cupy.sum"] == ["WRONG"] + ["-"] * 10
+    # float64 at 2^19 reads the same 4 MiB: the same probe; µs >= 1000
+    # without decimals
+    (float64,) = cells_by_method(text, 1).values()
+    assert float64 == ["12,345", "0.3", "0.0%", "1,000", "4.2",
+                       "0.2%", "-", "12,000", "300.0", "-", "1.00×"]
+    # int32 at 2^21 reads 8 MiB: the decoy probe (100 µs cold, 50 back to
+    # back) is its own
+    (int32,) = cells_by_method(text, 2).values()
+    assert int32[:6] == ["20.0", "419.4", "500.0%", "10.0", "838.9",
+                         "500.0%"]
+
+
 def test_format_table_layout(sample):
     text = model.format_table(sample)
-    first = text.splitlines()[0]
-    assert sample["device"]["name"] in first
-    assert "2,600.0 GB/s (read+write)" in first
-    assert "132 SMs" in first and "L2 50 MiB" in first
     assert text.count("threads per block") == 6
     assert "float32, n = 4,194,304 (2^22), 256 threads per block" in text
     assert "int32, n = 4,194,304 (2^22), 256 threads per block" in text
@@ -190,206 +435,352 @@ def test_format_table_layout(sample):
     assert len(tables) == 6
     for table in tables:
         header = table[0]
-        positions = [header.index(h) for h in model.TABLE_HEADERS]
-        assert positions == sorted(positions)
+        assert re.split(r"\s{2,}", header) == list(model.TABLE_HEADERS)
         assert set(table[1].replace(" ", "")) == {"-"}
     # float32: 8 steps, cub and 2 peers; int32: no peers
     assert [len(t) - 2 for t in tables] == [11, 11, 11, 11, 11, 9]
 
 
-def test_format_table_rows(sample):
-    tables = report_tables(model.format_table(sample))
-    rows_2_22 = {line.split()[0]: line.split()[1:] for line in tables[3][2:]}
-    assert list(rows_2_22) == TABLE_ORDER
-    r = {x["method"]: x for x in sample["results"]
-         if x["n"] == 1 << 22 and x["dtype"] == "float32"}
-    first = rows_2_22["interleaved_divergent"]
-    assert first[0] == f"{r['interleaved_divergent']['median_us']:,.1f}"
-    assert first[3:] == ["-", "1.00×"]
-    last = rows_2_22["multi_element"]
-    assert last[1] == f"{r['multi_element']['gbps']:,.1f}"
-    assert last[2] == f"{100 * r['multi_element']['gbps'] / 2600.0:.1f}%"
-    step = (r["unroll_complete"]["median_us"] / r["multi_element"]["median_us"])
-    cum = (r["interleaved_divergent"]["median_us"]
-           / r["multi_element"]["median_us"])
-    assert last[3:] == [f"{step:.2f}×", f"{cum:.2f}×"]
-    assert rows_2_22["torch.sum"][3] == "peer"
-    assert rows_2_22["cupy.sum"][3] == "peer"
-    assert rows_2_22["torch.sum"][4].endswith("×")
-
-
-def test_format_table_fast_is_step_8(sample):
-    """fast is the step after multi_element: its step speedup is over
-    multi_element, its cumulative over step 1."""
-    tables = report_tables(model.format_table(sample))
-    r = {x["method"]: x for x in sample["results"]
-         if x["n"] == 1 << 22 and x["dtype"] == "float32"}
-    rows_2_22 = {line.split()[0]: line.split()[1:] for line in tables[3][2:]}
-    fast = rows_2_22["fast"]
-    assert fast[0] == f"{r['fast']['median_us']:,.1f}"
-    assert fast[1] == f"{r['fast']['gbps']:,.1f}"
-    step = r["multi_element"]["median_us"] / r["fast"]["median_us"]
-    cum = r["interleaved_divergent"]["median_us"] / r["fast"]["median_us"]
-    assert fast[3:] == [f"{step:.2f}×", f"{cum:.2f}×"]
-    # ... and not over cub, which is faster than multi_element here
-    assert f"{r['cub']['median_us'] / r['fast']['median_us']:.2f}×" != fast[3]
-    # the int32 table too
-    rows_int = {line.split()[0]: line.split()[1:] for line in tables[5][2:]}
-    t = {x["method"]: x["median_us"] for x in sample["results"]
-         if x["dtype"] == "int32"}
-    assert rows_int["fast"][3] == f"{t['multi_element'] / t['fast']:.2f}×"
-
-
-def test_format_table_cub_is_the_reference(sample):
-    """cub shows "reference" where a step shows its step speedup, a
-    cumulative speedup over step 1, and sits after the steps and before the
-    peers."""
-    tables = report_tables(model.format_table(sample))
-    r = {x["method"]: x for x in sample["results"]
-         if x["n"] == 1 << 22 and x["dtype"] == "float32"}
-    lines = tables[3][2:]
-    names = [line.split()[0] for line in lines]
-    assert names.index("cub") == len(STEPS)
-    assert names[names.index("cub") + 1:] == PEERS
-    cub = lines[names.index("cub")].split()[1:]
-    cum = r["interleaved_divergent"]["median_us"] / r["cub"]["median_us"]
-    assert cub == [f"{r['cub']['median_us']:,.1f}", f"{r['cub']['gbps']:,.1f}",
-                   f"{100 * r['cub']['gbps'] / 2600.0:.1f}%", "reference",
-                   f"{cum:.2f}×"]
-    # every group: one cub row, "reference"; the peers' cell stays "peer"
-    for table in tables:
-        cells = {line.split()[0]: line.split()[1:] for line in table[2:]}
-        assert cells["cub"][3] == "reference"
-        assert [m for m, c in cells.items() if c[3] == "reference"] == ["cub"]
-        assert all(cells[p][3] == "peer" for p in PEERS if p in cells)
+def test_format_table_sample_rows(sample):
+    """Each cell of the sample's 2^22 table from the document's figures."""
+    text = model.format_table(sample)
+    cells = cells_by_method(text, 3)
+    rows = {r["method"]: r for r in sample["results"]
+            if (r["dtype"], r["n"]) == ("float32", 1 << 22)}
+    probe = next(p for p in sample["probes"] if p["bytes"] == 16 << 20)
+    first = rows["interleaved_divergent"]["cold_us"]
+    previous = None
+    for method in TABLE_ORDER:
+        r = rows[method]
+        passes = r["pass_us"]
+        expected = [
+            f"{r['cold_us']:,.1f}", f"{(16 << 20) / r['cold_us'] / 1e3:,.1f}",
+            f"{100 * probe['read_cold_us'] / r['cold_us']:.1f}%",
+            f"{r['batch_us']:,.1f}",
+            f"{(16 << 20) / r['batch_us'] / 1e3:,.1f}",
+            f"{100 * probe['read_batch_us'] / r['batch_us']:.1f}%",
+            "-" if r["call_us"] is None else f"{r['call_us']:,.1f}",
+            f"{passes[0]:,.1f}" if passes else "-",
+            f"{sum(passes[1:]):,.1f}" if len(passes) > 1 else "-"]
+        if method in STEPS:
+            expected.append("-" if previous is None
+                            else f"{previous / r['cold_us']:.2f}×")
+            previous = r["cold_us"]
+        else:
+            expected.append("peer" if method in PEERS else "reference")
+        expected.append(f"{first / r['cold_us']:.2f}×")
+        assert cells[method] == expected, method
 
 
 def test_format_table_wrong_row(sample):
-    tables = report_tables(model.format_table(sample))
-    rows_2_16 = {line.split()[0]: line.split()[1:] for line in tables[0][2:]}
-    assert rows_2_16["unroll_complete"] == ["WRONG", "-", "-", "-", "-"]
-    r = {x["method"]: x["median_us"] for x in sample["results"]
-         if x["n"] == 1 << 16}
+    text = model.format_table(sample)
+    cells = cells_by_method(text, 0)
+    assert cells["unroll_complete"] == ["WRONG"] + ["-"] * 10
+    t = {r["method"]: r["cold_us"] for r in sample["results"]
+         if (r["dtype"], r["n"]) == ("float32", 1 << 16)}
     # the step after a WRONG row is over the last correct one
-    assert rows_2_16["multi_element"][3] == \
-        f"{r['unroll_warp'] / r['multi_element']:.2f}×"
-    assert rows_2_16["fast"][3] == f"{r['multi_element'] / r['fast']:.2f}×"
+    assert cells["multi_element"][9] == \
+        f"{t['unroll_warp'] / t['multi_element']:.2f}×"
+    assert cells["fast"][9] == f"{t['multi_element'] / t['fast']:.2f}×"
 
 
 def test_format_table_column_alignment():
-    doc = model.make_document(
-        {"name": "gpu", "sm_count": 1, "l2_bytes": 1 << 20}, 100.0,
-        [row("interleaved_divergent", 12345.0), row("sequential", 1.5),
-         row("torch.sum", 3.0)])
-    lines = model.format_table(doc).splitlines()
-    body = lines[3:]
-    assert "12,345" in body[2] and "1.5" in body[3]
-    # numbers right-aligned: the time column ends at the same position
-    time_end = len(lines[3].split("time (µs)")[0]) + len("time (µs)")
-    for line in body[2:]:
+    doc = known_document(known_rows())
+    text = model.format_table(doc)
+    table = report_tables(text)[0]
+    header = table[0]
+    # numbers right-aligned: each "cold µs" cell ends where its header does
+    end = header.index("cold µs") + len("cold µs")
+    for line in table[2:]:
         cell = line.split()[1]
-        assert line.index(cell) + len(cell) == time_end
+        assert line.index(cell, len(line.split()[0])) + len(cell) == end
+    # format_group is one table of it
+    group = model.group_results(doc["results"])[("float32", 1 << 20, 256)]
+    assert model.format_group(group, doc) == "\n".join(table)
 
 
 # ---------------------------------------------------------------------------
-# The JSON document
+# The validator: one planted violation per rule, named by its path
 
 
-def test_make_document_shape():
-    doc = model.make_document(
-        {"ordinal": 0, "name": "gpu", "sm_count": 2, "l2_bytes": 1024,
-         "total_bytes": 1 << 30}, 123.4, [row("sequential", 2.0)])
-    assert list(doc) == list(model.DOCUMENT_KEYS)
-    assert list(doc["device"]) == list(model.DEVICE_KEYS)
-    assert doc["cudareduce_version"] == cudareduce.__version__
-    model.validate_document(doc)
-    model.validate_document(json.loads(json.dumps(doc)))
+def _at(doc, method, dtype="float32", n=1 << 22) -> int:
+    """The index of a result of the sample."""
+    return next(i for i, r in enumerate(doc["results"])
+                if (r["method"], r["dtype"], r["n"]) == (method, dtype, n))
 
 
-def _mutations():
-    def setter(path, value):
-        def mutate(doc):
-            target = doc
-            for key in path[:-1]:
-                target = target[key]
-            target[path[-1]] = value
-        return mutate
+def _set(*path_and_value):
+    *path, value = path_and_value
 
-    def deleter(path):
-        def mutate(doc):
-            target = doc
-            for key in path[:-1]:
-                target = target[key]
-            del target[path[-1]]
-        return mutate
-
-    return {
-        "not a dict": lambda doc: doc.clear() or doc.update({"x": 1}),
-        "missing device": deleter(["device"]),
-        "missing results": deleter(["results"]),
-        "extra top key": setter(["extra"], 1),
-        "missing copy_gbps": deleter(["device", "copy_gbps"]),
-        "extra device key": setter(["device", "ordinal"], 0),
-        "empty name": setter(["device", "name"], ""),
-        "sm_count str": setter(["device", "sm_count"], "132"),
-        "sm_count bool": setter(["device", "sm_count"], True),
-        "sm_count float": setter(["device", "sm_count"], 132.0),
-        "negative l2": setter(["device", "l2_bytes"], -1),
-        "zero copy": setter(["device", "copy_gbps"], 0.0),
-        "nan copy": setter(["device", "copy_gbps"], float("nan")),
-        "version int": setter(["cudareduce_version"], 1),
-        "results dict": setter(["results"], {}),
-        "result not dict": setter(["results", 0], [1]),
-        "result missing gbps": deleter(["results", 0, "gbps"]),
-        "result extra key": setter(["results", 0, "buffers"], 4),
-        "bad dtype": setter(["results", 0, "dtype"], "float16"),
-        "n zero": setter(["results", 0, "n"], 0),
-        "n float": setter(["results", 0, "n"], 1024.0),
-        "threads str": setter(["results", 0, "threads"], "256"),
-        "reps negative": setter(["results", 0, "reps"], -1),
-        "reps zero when correct": setter(["results", 0, "reps"], 0),
-        "correct int": setter(["results", 0, "correct"], 1),
-        "correct without time": setter(["results", 0, "median_us"], None),
-        "correct without gbps": setter(["results", 0, "gbps"], None),
-        "negative time": setter(["results", 0, "median_us"], -1.0),
-        "time str": setter(["results", 0, "median_us"], "10"),
-        "inf gbps": setter(["results", 0, "gbps"], float("inf")),
-        "wrong with time": lambda doc: doc["results"][0].update(
-            correct=False),
-        "empty method": setter(["results", 0, "method"], ""),
-        "duplicate": lambda doc: doc["results"].append(
-            dict(doc["results"][0])),
-    }
+    def mutate(doc):
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return mutate
 
 
-@pytest.mark.parametrize("name, mutate", list(_mutations().items()),
-                         ids=list(_mutations()))
-def test_validate_document_rejects(sample, name, mutate):
+def _delete(*path):
+    def mutate(doc):
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+    return mutate
+
+
+def _result(method, key, value, dtype="float32", n=1 << 22):
+    """Set `key` of one sample result; the path names its index."""
+    def mutate(doc):
+        i = _at(doc, method, dtype, n)
+        doc["results"][i][key] = value
+        return i
+    return mutate
+
+
+def _wrong(key, value):
+    """The sample's WRONG row (unroll_complete at 2^16) given a figure."""
+    return _result("unroll_complete", key, value, n=1 << 16)
+
+
+# (mutation, the message's start: a regex, {i} the result's index)
+VIOLATIONS = {
+    # the document
+    "schema missing": (_delete("schema"), r"schema: missing"),
+    "schema 1": (_set("schema", 1), r"schema: expected 2"),
+    "schema str": (_set("schema", "2"), r"schema: expected 2"),
+    "schema bool": (_set("schema", True), r"schema: expected 2"),
+    "missing date": (_delete("date"), r"document: missing keys \['date'\]"),
+    "extra top key": (_set("extra", 1), r"document: unexpected keys"),
+    "version empty": (_set("cudareduce_version", ""), r"cudareduce_version"),
+    "version int": (_set("cudareduce_version", 1), r"cudareduce_version"),
+    "date not str": (_set("date", 20261124), r"date: expected ISO"),
+    "date with a space": (_set("date", "2026-11-24 12:34:56Z"), r"date: "),
+    "date not UTC": (_set("date", "2026-11-24T12:34:56+01:00"), r"date: "),
+    "date fractional": (_set("date", "2026-11-24T12:34:56.5Z"), r"date: "),
+    "date impossible": (_set("date", "2026-13-01T00:00:00Z"), r"date: "),
+    # device
+    "device not dict": (_set("device", []), r"device: expected an object"),
+    "device missing driver": (_delete("device", "driver"),
+                              r"device: missing keys \['driver'\]"),
+    "device extra key": (_set("device", "ordinal", 0),
+                         r"device: unexpected keys \['ordinal'\]"),
+    "device old copy_gbps": (_set("device", "copy_gbps", 3000.0),
+                             r"device: unexpected keys"),
+    "empty name": (_set("device", "name", ""), r"device\.name: "),
+    "padded name": (_set("device", "name", " gpu"), r"device\.name: "),
+    "cc below 10": (_set("device", "compute_capability", 9),
+                    r"device\.compute_capability: "),
+    "cc float": (_set("device", "compute_capability", 90.0),
+                 r"device\.compute_capability: "),
+    "sm_count zero": (_set("device", "sm_count", 0), r"device\.sm_count: "),
+    "sm_count str": (_set("device", "sm_count", "132"),
+                     r"device\.sm_count: "),
+    "sm_count bool": (_set("device", "sm_count", True),
+                      r"device\.sm_count: "),
+    "negative l2": (_set("device", "l2_bytes", -1), r"device\.l2_bytes: "),
+    "zero memory": (_set("device", "total_bytes", 0),
+                    r"device\.total_bytes: "),
+    "zero sm clock": (_set("device", "sm_clock_mhz", 0),
+                      r"device\.sm_clock_mhz: "),
+    "float memory clock": (_set("device", "memory_clock_mhz", 2619.5),
+                           r"device\.memory_clock_mhz: "),
+    "zero bus": (_set("device", "memory_bus_bits", 0),
+                 r"device\.memory_bus_bits: "),
+    "driver empty": (_set("device", "driver", ""), r"device\.driver: "),
+    "driver int": (_set("device", "driver", 580), r"device\.driver: "),
+    "driver_cuda major only": (_set("device", "driver_cuda", "13"),
+                               r"device\.driver_cuda: "),
+    "driver_cuda float": (_set("device", "driver_cuda", 13.0),
+                          r"device\.driver_cuda: "),
+    "runtime with patch": (_set("device", "cuda_runtime", "13.0.1"),
+                           r"device\.cuda_runtime: "),
+    "cccl two parts": (_set("device", "cccl", "3.0"), r"device\.cccl: "),
+    # timing
+    "timing missing rule": (_delete("timing", "default_n_rule"),
+                            r"timing: missing keys \['default_n_rule'\]"),
+    "timing extra": (_set("timing", "reps", 3), r"timing: unexpected keys"),
+    "timing method empty": (_set("timing", "method", ""),
+                            r"timing\.method: "),
+    "timing rule not str": (_set("timing", "default_n_rule", None),
+                            r"timing\.default_n_rule: "),
+    "timing default n zero": (_set("timing", "default_n", 0),
+                              r"timing\.default_n: "),
+    "timing default n bool": (_set("timing", "default_n", True),
+                              r"timing\.default_n: "),
+    # floor
+    "floor not dict": (_set("floor", 3.0), r"floor: expected an object"),
+    "floor missing": (_delete("floor", "read_bytes"),
+                      r"floor: missing keys \['read_bytes'\]"),
+    "floor extra": (_set("floor", "copy_gbps", 1.0),
+                    r"floor: unexpected keys"),
+    "empty cold zero": (_set("floor", "empty_cold_us", 0.0),
+                        r"floor\.empty_cold_us: "),
+    "empty batch nan": (_set("floor", "empty_batch_us", float("nan")),
+                        r"floor\.empty_batch_us: "),
+    "read bytes zero": (_set("floor", "read_bytes", 0),
+                        r"floor\.read_bytes: "),
+    "read bytes float": (_set("floor", "read_bytes", 1.0 * (1 << 30)),
+                         r"floor\.read_bytes: "),
+    "read cold inf": (_set("floor", "read_cold_gbps", float("inf")),
+                      r"floor\.read_cold_gbps: "),
+    "read batch negative": (_set("floor", "read_batch_gbps", -1.0),
+                            r"floor\.read_batch_gbps: "),
+    # probes
+    "probes dict": (_set("probes", {}), r"probes: expected a list"),
+    "probe not dict": (_set("probes", 0, [1]),
+                       r"probes\[0\]: expected an object"),
+    "probe missing": (_delete("probes", 0, "read_batch_us"),
+                      r"probes\[0\]: missing keys"),
+    "probe extra": (_set("probes", 0, "gbps", 1.0),
+                    r"probes\[0\]: unexpected keys"),
+    "probe bytes zero": (_set("probes", 0, "bytes", 0),
+                         r"probes\[0\]\.bytes: "),
+    "probe cold zero": (_set("probes", 0, "read_cold_us", 0),
+                        r"probes\[0\]\.read_cold_us: "),
+    "probe batch str": (_set("probes", 1, "read_batch_us", "1"),
+                        r"probes\[1\]\.read_batch_us: "),
+    "probes unsorted": (lambda doc: doc["probes"].reverse(),
+                        r"probes\[1\]\.bytes: probes are sorted"),
+    "probe twice": (lambda doc: doc["probes"].insert(1, doc["probes"][0]),
+                    r"probes\[1\]\.bytes: probes are sorted by bytes, each "
+                    r"size once"),
+    "probe of a size missing": (
+        lambda doc: doc["probes"].pop(3) and _at(doc, "interleaved_divergent"),
+        r"results\[{i}\]: no read probe at its 16777216 bytes"),
+    # results: each key
+    "results dict": (_set("results", {}), r"results: expected a list"),
+    "result not dict": (_set("results", 0, [1]),
+                        r"results\[0\]: expected an object"),
+    "result missing pass_us": (_delete("results", 0, "pass_us"),
+                               r"results\[0\]: missing keys \['pass_us'\]"),
+    "result old median_us": (_set("results", 0, "median_us", 1.0),
+                             r"results\[0\]: unexpected keys"),
+    "empty method": (_result("sequential", "method", ""),
+                     r"results\[{i}\]\.method: "),
+    "bad dtype": (_result("sequential", "dtype", "float16"),
+                  r"results\[{i}\]\.dtype: "),
+    "n zero": (_result("sequential", "n", 0), r"results\[{i}\]\.n: "),
+    "n float": (_result("sequential", "n", 1024.0), r"results\[{i}\]\.n: "),
+    "threads str": (_result("sequential", "threads", "256"),
+                    r"results\[{i}\]\.threads: "),
+    "reps negative": (_result("sequential", "reps", -1),
+                      r"results\[{i}\]\.reps: "),
+    "correct int": (_result("sequential", "correct", 1),
+                    r"results\[{i}\]\.correct: "),
+    "cold negative": (_result("sequential", "cold_us", -1.0),
+                      r"results\[{i}\]\.cold_us: "),
+    "cold str": (_result("sequential", "cold_us", "10"),
+                 r"results\[{i}\]\.cold_us: "),
+    "batch inf": (_result("sequential", "batch_us", float("inf")),
+                  r"results\[{i}\]\.batch_us: "),
+    "call zero": (_result("sequential", "call_us", 0.0),
+                  r"results\[{i}\]\.call_us: "),
+    "pass_us not a list": (_result("sequential", "pass_us", 1.0),
+                           r"results\[{i}\]\.pass_us: expected a list"),
+    "pass zero": (_result("sequential", "pass_us", [10.0, 0.0]),
+                  r"results\[{i}\]\.pass_us: expected a list"),
+    "pass nan": (_result("sequential", "pass_us", [float("nan")]),
+                 r"results\[{i}\]\.pass_us: expected a list"),
+    "pass str": (_result("sequential", "pass_us", ["1"]),
+                 r"results\[{i}\]\.pass_us: expected a list"),
+    # results: a wrong row carries no figures
+    "wrong with cold": (_wrong("cold_us", 5.0),
+                        r"results\[{i}\]\.cold_us: a wrong result"),
+    "wrong with batch": (_wrong("batch_us", 5.0),
+                         r"results\[{i}\]\.batch_us: a wrong result"),
+    "wrong with call": (_wrong("call_us", 5.0),
+                        r"results\[{i}\]\.call_us: a wrong result"),
+    "wrong with passes": (_wrong("pass_us", [1.0]),
+                          r"results\[{i}\]\.pass_us: a wrong result"),
+    "wrong with reps": (_wrong("reps", 10),
+                        r"results\[{i}\]\.reps: a wrong result"),
+    "timed row turned wrong": (_result("sequential", "correct", False),
+                               r"results\[{i}\]\.cold_us: a wrong result"),
+    # results: a correct row carries its figures
+    "correct without reps": (_result("sequential", "reps", 0),
+                             r"results\[{i}\]\.reps: a correct result"),
+    "correct without cold": (_result("sequential", "cold_us", None),
+                             r"results\[{i}\]\.cold_us: a correct result"),
+    "peer without cold": (_result("torch.sum", "cold_us", None),
+                          r"results\[{i}\]\.cold_us: a correct result"),
+    "ours without batch": (_result("fast", "batch_us", None),
+                           r"results\[{i}\]\.batch_us: a correct result"),
+    "cub without batch": (_result("cub", "batch_us", None),
+                          r"results\[{i}\]\.batch_us: a correct result"),
+    # results: passes by method, and their sum
+    "cub with passes": (_result("cub", "pass_us", [1.0]),
+                        r"results\[{i}\]\.pass_us: cub launches its own"),
+    "peer with passes": (_result("cupy.sum", "pass_us", [1.0]),
+                         r"results\[{i}\]\.pass_us: cupy\.sum launches"),
+    "fast in two passes": (_result("fast", "pass_us", [1.0, 1.0]),
+                           r"results\[{i}\]\.pass_us: fast is one pass"),
+    "fast without its pass": (_result("fast", "pass_us", []),
+                              r"results\[{i}\]\.pass_us: fast is one pass"),
+    "step without passes": (_result("sequential", "pass_us", []),
+                            r"results\[{i}\]\.pass_us: a correct result of "
+                            r"sequential needs its passes"),
+    "passes longer than the run": (
+        lambda doc: _result("sequential", "pass_us", [
+            doc["results"][_at(doc, "sequential")]["cold_us"] * 1.05 + 1.01
+        ])(doc),
+        r"results\[{i}\]\.pass_us: the passes sum to"),
+    # results: each (method, dtype, n, threads) once
+    "duplicate": (lambda doc: doc["results"].append(
+        dict(doc["results"][0])) or len(doc["results"]) - 1,
+        r"results\[{i}\]: duplicate entry for \('interleaved_divergent'"),
+}
+
+
+@pytest.mark.parametrize("name", list(VIOLATIONS))
+def test_validate_document_names_each_violation(sample, name):
+    mutate, message = VIOLATIONS[name]
     doc = copy.deepcopy(sample)
-    mutate(doc)
-    with pytest.raises(ValueError):
+    i = mutate(doc)
+    with pytest.raises(ValueError) as info:
         model.validate_document(doc)
+    assert re.match(message.replace("{i}", str(i)), str(info.value)), \
+        str(info.value)
 
 
 def test_validate_document_rejects_non_mapping():
     for bad in (None, [], "x", 3):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="document: expected an object"):
             model.validate_document(bad)
 
 
-def test_validate_document_accepts_wrong_rows_and_empty_results(sample):
+def test_validate_document_explains_an_old_document():
+    old = {"device": {"name": "gpu", "sm_count": 1, "l2_bytes": 1,
+                      "copy_gbps": 1.0},
+           "cudareduce_version": "0.1.0", "results": []}
+    with pytest.raises(ValueError, match=r"schema: missing: a document of an "
+                                         r"older bench \(schema 1\)"):
+        model.validate_document(old)
+
+
+def test_validate_document_accepts_what_the_rules_allow(sample):
     doc = copy.deepcopy(sample)
-    doc["results"][0].update(correct=False, median_us=None, gbps=None, reps=0)
+    results = doc["results"]
+    # a wrong row of a timed method, made by make_result
+    results[_at(doc, "sequential")] = row("sequential", None, correct=False)
+    # a peer without back-to-back and call times, ours without a call time
+    results[_at(doc, "torch.sum")].update(batch_us=None, call_us=None)
+    results[_at(doc, "fast")]["call_us"] = None
+    # passes summing to just under the allowance, cold * 1.05 + 1
+    i = _at(doc, "first_add")
+    cold = results[i]["cold_us"]
+    results[i]["pass_us"] = [cold, 0.05 * cold + 0.999]
+    # a method the model does not know: no rule on its passes
+    results.append(row("numpy.sum", 5.0, n=1 << 16, pass_us=[]))
+    # no driver string (no nvidia-smi); no L2
+    doc["device"].update(driver=None, l2_bytes=0)
+    # probes of sizes no result has (the floor's large size) are fine
+    doc["probes"].append({"bytes": 1 << 40, "read_cold_us": 1.0,
+                          "read_batch_us": 1.0})
     model.validate_document(doc)
     doc["results"] = []
+    doc["probes"] = []
     model.validate_document(doc)
-
-
-def test_validate_document_error_names_the_path(sample):
-    doc = copy.deepcopy(sample)
-    doc["results"][3]["median_us"] = "fast"
-    with pytest.raises(ValueError, match=r"results\[3\]\.median_us"):
-        model.validate_document(doc)
 
 
 def test_write_json_round_trip(sample, tmp_path):
@@ -397,11 +788,10 @@ def test_write_json_round_trip(sample, tmp_path):
     model.write_json(sample, path)
     assert json.loads(path.read_text(encoding="utf-8")) == sample
     bad = copy.deepcopy(sample)
-    bad["device"]["copy_gbps"] = float("nan")
-    with pytest.raises(ValueError):
+    bad["floor"]["read_cold_gbps"] = float("nan")
+    with pytest.raises(ValueError, match=r"floor\.read_cold_gbps"):
         model.write_json(bad, tmp_path / "bad.json")
-
-
+    assert not (tmp_path / "bad.json").exists()
 
 
 def test_is_peer():
@@ -417,3 +807,16 @@ def test_is_reference():
     assert not any(model.is_reference(m) for m in STEPS)
     assert [m for m in METHODS if model.is_reference(m)] == ["cub"]
     assert not model.is_reference("numpy.sum")
+
+
+def test_sizes_and_bytes_in_words():
+    assert model.format_n(1 << 22) == "4,194,304 (2^22)"
+    assert model.format_n(1000) == "1,000"
+    assert model.short_n(1 << 22) == "2^22" and model.short_n(1000) == "1,000"
+    assert model.describe_sizes([1 << k for k in range(10, 29)]) == \
+        "2^10..2^28 (19 sizes)"
+    assert model.format_bytes(1 << 30) == "1 GiB"
+    assert model.format_bytes(50 << 20) == "50 MiB"
+    assert model.format_bytes(3 << 19) == "1.5 MiB"
+    assert model.format_bytes(4096) == "4 KiB"
+    assert model.format_bytes(100) == "100 B"

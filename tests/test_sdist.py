@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import re
 import tarfile
 from pathlib import Path
 
@@ -65,3 +66,28 @@ def test_an_include_found_in_an_include_directory_resolves(tmp_path):
     # csrc/extension.h includes cuda/cudareduce.h through -I cuda.
     assert check_sdist.unresolved_includes(
         check_sdist.sdist_files(sdist(tmp_path, COMPLETE))) == []
+
+
+def test_a_subpackage_missing_from_the_wheel_is_reported(tmp_path):
+    files = {**COMPLETE, "cudareduce/__init__.py": b"",
+             "cudareduce/bench/__init__.py": b"",
+             "cudareduce/bench/cli.py": b""}
+    read = check_sdist.sdist_files(sdist(tmp_path, files))
+    wheel = {"cudareduce/__init__.py", "cudareduce/_cudareduce.so"}
+    assert check_sdist.missing_from_wheel(read, wheel) == [
+        "not in the wheel: cudareduce/bench/__init__.py",
+        "not in the wheel: cudareduce/bench/cli.py"]
+    wheel |= {"cudareduce/bench/__init__.py", "cudareduce/bench/cli.py"}
+    assert check_sdist.missing_from_wheel(read, wheel) == []
+
+
+def test_the_package_list_names_every_package():
+    """pyproject.toml's packages (setuptools lists no subpackage by itself)
+    are every folder of cudareduce/ that holds Python modules."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    line = re.search(r"^packages = \[(.*)\]$", text, re.M).group(1)
+    listed = set(re.findall(r'"([^"]+)"', line))
+    folders = {".".join(p.parent.relative_to(ROOT).parts)
+               for p in (ROOT / "cudareduce").rglob("*.py")
+               if "__pycache__" not in p.parts}
+    assert folders == listed

@@ -1,0 +1,282 @@
+"""The project's acceptance targets, checked on a document of the bench.
+
+On the GPU machine, from the repository root::
+
+    python -m cudareduce.bench --json ladder.json
+    python benchmarks/targets.py ladder.json
+    python -m cudareduce.bench --counters --json counters.json
+    python benchmarks/targets.py counters.json
+    python -m cudareduce.bench --peers --json peers.json
+    python benchmarks/targets.py peers.json
+    python -m cudareduce.bench --host --json host.json
+    python benchmarks/targets.py host.json
+
+prints each target with the figure it is checked on and whether it is met.
+Exit status 0 when every target is met; 1 when one is missed or has no
+figure (not measured, or WRONG: it cannot be said to be met); 2 when the
+file cannot be read or is not a ladder, ``--counters``, ``--peers`` or
+``--host`` document (their shapes: :mod:`cudareduce.bench` and
+:func:`cudareduce.bench.counters.collect`).
+
+The targets are the project's, not the library's: the bench reports what it
+measured and the plain ratios; this script holds them to the goals.  GPU
+figures are cold GPU times (the L2 cache flushed before each sample, the
+launch latency hidden behind a kernel that holds the stream: see
+:mod:`cudareduce.bench`).
+
+The ladder (``--json``; at the run's default size where it was measured,
+else at the document's largest n, for each dtype and
+threads there):
+
+- step 7 (``multi_element``) at least 6.0x as fast as step 1
+  (``interleaved_divergent``), cold: the ladder's cumulative speedup.
+
+``--counters`` (ncu's counters of one reduction; where the document lacks
+a claim's methods, the claim has no figure):
+
+- each claim of :data:`cudareduce.bench.counters.IDEAS` borne out, as
+  :func:`cudareduce.bench.counters.check_ideas` judges it (bank conflicts,
+  instructions, grid).
+
+``--peers`` (GB/s of cold GPU times and wall times of one run on one GPU):
+
+- ``fast`` / ``cub`` GB/s, cold, float32: >= 1.50x at 2^20 and 2^22 (where
+  CUB needs two launches), >= 1.00x at 2^28 (bandwidth-bound);
+- ``fast`` int32 / ``fast`` float32 GB/s, cold, at 2^28: >= 0.95x;
+- ``float(cudareduce.sum(x))`` of 1024 float32 elements, from a CuPy array
+  and from a PyTorch tensor: <= 0.50x the time of ``torch.sum(x).item()``.
+
+``--host`` (whole calls on the largest float32 array, 1 GiB by default):
+
+- ``cudareduce.sum(a)`` >= 4x as fast as ``numpy.sum(a)`` and as
+  ``torch.from_numpy(a).cuda().sum().item()``;
+- its GB/s >= 0.70x the pinned host-to-device copy's.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import operator
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from cudareduce.bench.counters import DOCUMENT_KEYS as COUNTERS_KEYS
+from cudareduce.bench.counters import IDEAS, check_ideas
+from cudareduce.bench.host import NUMPY_CALL, TORCH_CALL, host_ratios
+from cudareduce.bench.peers import (COMPARE_SIZES, LATENCY_N, OURS_ON_CUPY,
+                                    OURS_ON_TORCH, TORCH_ITEM, gbps_of, ratio)
+from cudareduce.results import (REFERENCE_METHOD, group_results, is_int,
+                                render, short_n, validate_document)
+
+__all__ = ["FIRST_STEP", "LADDER_SPEEDUP", "SEVENTH_STEP",
+           "Claim", "Target", "counters_targets", "format_targets",
+           "host_targets", "ladder_targets", "main", "peers_targets",
+           "targets"]
+
+#: The ladder's first and seventh steps, and how many times faster the
+#: seventh must be (cold, at the default size, else the largest n).
+FIRST_STEP, SEVENTH_STEP = "interleaved_divergent", "multi_element"
+LADDER_SPEEDUP = 6.0
+#: The GPU timing the targets are stated on.
+_COLD = "cold_us"
+
+_HOLDS = {">=": operator.ge, "<=": operator.le}
+
+
+class Target(NamedTuple):
+    """One target: a ratio of the document and the bound it must keep."""
+
+    #: What the ratio is, in words.
+    what: str
+    #: The ratio; None where a figure is missing or WRONG.
+    value: float | None
+    #: ``">="`` or ``"<="``.
+    bound: str
+    #: The bound's value.
+    limit: float
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the ratio keeps the bound; None without a ratio."""
+        if self.value is None:
+            return None
+        return _HOLDS[self.bound](self.value, self.limit)
+
+
+class Claim(NamedTuple):
+    """A claim on the hardware counters, in words with its figures, as
+    :func:`cudareduce.bench.counters.check_ideas` states it."""
+
+    #: The claim.
+    what: str
+    #: Whether the counters bear it out; None where the document lacks one
+    #: of its methods.
+    met: bool | None
+
+
+#: Each row of the table: its value and bound (a claim states both in its
+#: words) and whether it is met.
+Row = Target | Claim
+_MET = {True: "yes", False: "NO", None: "no figure"}
+
+
+def ladder_targets(document: Mapping[str, Any]) -> list[Target]:
+    """The target of a ladder document: the cumulative speedup from
+    :data:`FIRST_STEP` to :data:`SEVENTH_STEP`, cold, at the run's default
+    size (where the kernels, not the launches, decide) where it was
+    measured, else at the document's largest n; one per (dtype, threads)
+    measured there."""
+    results = document["results"]
+    what = (f"{FIRST_STEP} / {SEVENTH_STEP} cold time (speedup of steps 1 "
+            f"to 7)")
+    if not results:
+        return [Target(f"{what}, no results", None, ">=", LADDER_SPEEDUP)]
+    sizes = {r["n"] for r in results}
+    default = document["timing"]["default_n"]
+    shown = default if default in sizes else max(sizes)
+    rows = []
+    for (dtype, n, threads), group in group_results(results).items():
+        if n == shown:
+            cold = {r["method"]: r[_COLD] for r in group}
+            rows.append(Target(
+                f"{what}, {dtype} n = {short_n(n)}, {threads} threads",
+                ratio(cold.get(FIRST_STEP), cold.get(SEVENTH_STEP)),
+                ">=", LADDER_SPEEDUP))
+    return rows
+
+
+def _check_counters(document: Mapping[str, Any]) -> None:
+    """Raise ValueError unless the rows of a ``--counters`` document hold
+    what :func:`~cudareduce.bench.counters.check_ideas` reads: each a
+    method, its pass and the claims' counters (numbers, or None for n/a)."""
+    needed = {idea.metric for idea in IDEAS}
+    rows = document["rows"]
+    if not isinstance(rows, list):
+        raise ValueError(f"rows: expected a list, got {type(rows).__name__}")
+    for i, r in enumerate(rows):
+        if not (isinstance(r, Mapping) and isinstance(r.get("method"), str)
+                and is_int(r.get("pass")) and needed <= set(r)
+                and all(r[m] is None or (isinstance(r[m], (int, float))
+                                         and not isinstance(r[m], bool))
+                        for m in needed)):
+            raise ValueError(f"rows[{i}]: expected a method, its pass and "
+                             f"the counters {sorted(needed)}, got {r!r}")
+
+
+def counters_targets(document: Mapping[str, Any]) -> list[Claim]:
+    """The claims of a ``--counters`` document: each of
+    :data:`~cudareduce.bench.counters.IDEAS` as
+    :func:`~cudareduce.bench.counters.check_ideas` judges it, then those
+    whose methods the document lacks, without a figure."""
+    profiled = {r["method"] for r in document["rows"]}
+    rows = [Claim(what, ok) for what, ok in check_ideas(document)]
+    rows += [Claim(f"{idea.method} against {idea.other} ({idea.metric}): "
+                   f"not profiled", None)
+             for idea in IDEAS if not {idea.method, idea.other} <= profiled]
+    return rows
+
+
+def peers_targets(comparison: Mapping[str, Any]) -> list[Target]:
+    """The targets of a ``--peers`` document, in the order of the module
+    docstring."""
+    results, latency = comparison["results"], comparison["latency_us"]
+    big = COMPARE_SIZES[-1]
+    rows = [Target(f"fast / cub GB/s, cold, float32 n = {short_n(n)}",
+                   ratio(gbps_of(results, "fast", "float32", n, _COLD),
+                         gbps_of(results, REFERENCE_METHOD, "float32", n,
+                                 _COLD)),
+                   ">=", 1.0 if n == big else 1.5)
+            for n in COMPARE_SIZES]
+    rows.append(Target(f"fast int32 / fast float32 GB/s, cold, "
+                       f"n = {short_n(big)}",
+                       ratio(gbps_of(results, "fast", "int32", big, _COLD),
+                             gbps_of(results, "fast", "float32", big,
+                                     _COLD)),
+                       ">=", 0.95))
+    for kind, call in (("cupy", OURS_ON_CUPY), ("torch", OURS_ON_TORCH)):
+        rows.append(Target(f"float(cudareduce.sum(x)) / {TORCH_ITEM}, "
+                           f"{kind} x, n = {LATENCY_N}",
+                           ratio(latency.get(call), latency.get(TORCH_ITEM)),
+                           "<=", 0.5))
+    return rows
+
+
+def host_targets(document: Mapping[str, Any]) -> list[Target]:
+    """The targets of a ``--host`` document, at its largest n, float32."""
+    found = host_ratios(document)
+    speed = found.speed if found is not None else {}
+    at = f", float32 n = {short_n(found.n)}" if found is not None else ""
+    rows = [Target(f"cudareduce / {call} (speed){at}", speed.get(call),
+                   ">=", 4.0) for call in (NUMPY_CALL, TORCH_CALL)]
+    rows.append(Target(f"cudareduce / pinned copy (GB/s){at}",
+                       found.pinned if found is not None else None,
+                       ">=", 0.7))
+    return rows
+
+
+def targets(document: Any) -> list[Row]:
+    """The targets of a ``--peers``, ``--host``, ``--counters`` or ladder
+    document, told apart by their keys (a ladder document is checked by
+    :func:`~cudareduce.results.validate_document`).
+
+    Raises
+    ------
+    ValueError
+        `document` is none of them.
+    """
+    keys = set(document) if isinstance(document, Mapping) else set()
+    if keys == {"results", "latency_us"}:
+        validate_document(document["results"])
+        return peers_targets(document)
+    if keys == {"device", "pinned_gbps", "results"}:
+        return host_targets(document)
+    if keys == set(COUNTERS_KEYS):
+        _check_counters(document)
+        return counters_targets(document)
+    if "results" in keys:
+        validate_document(document)
+        return ladder_targets(document)
+    raise ValueError("not a ladder, --counters, --peers or --host document "
+                     "of cudareduce.bench")
+
+
+def _cells(row: Row) -> list[str]:
+    """A row's cells: what, value, bound, met (a claim's value and bound
+    are in its words)."""
+    if isinstance(row, Claim):
+        return [row.what, "", "", _MET[row.met]]
+    return [row.what, "-" if row.value is None else f"{row.value:.2f}x",
+            f"{row.bound} {row.limit:.2f}x", _MET[row.met]]
+
+
+def format_targets(rows: Sequence[Row]) -> str:
+    """Each target as a table row: what, its value, the bound, met."""
+    return "\n".join(render(("target", "value", "bound", "met"),
+                            [_cells(row) for row in rows]))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit status (see the module
+    docstring)."""
+    parser = argparse.ArgumentParser(
+        prog="python benchmarks/targets.py",
+        description="Check the project's targets on a document written by "
+                    "python -m cudareduce.bench --json (or --counters, "
+                    "--peers or --host with --json).")
+    parser.add_argument("document", metavar="JSON",
+                        help="the ladder, --counters, --peers or --host "
+                             "document")
+    args = parser.parse_args(argv)
+    try:
+        with open(args.document, encoding="utf-8") as f:
+            rows = targets(json.load(f))
+    except (OSError, ValueError) as e:
+        print(f"targets: {args.document}: {e}", file=sys.stderr)
+        return 2
+    print(format_targets(rows))
+    return 0 if all(row.met for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,233 @@
+"""The command line, ``python -m cudareduce.bench``: its arguments, which
+of the four modes they choose (the ladder, ``--counters``, ``--peers``,
+``--host``), and the report and files each writes."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import cudareduce
+from cudareduce.document import Results
+from cudareduce.results import DTYPES
+
+from .host import HOST_SIZES, format_host, run_host
+from .ladder import DEFAULT_DTYPE, DEFAULT_THREADS, check_threads, run
+from .peers import compare, format_comparison
+from .sizes import argument_type, parse_size, parse_sizes
+
+__all__ = ["main"]
+
+PROG = "cudareduce.bench"
+
+
+def _plot_paths(path: str) -> tuple[str, str]:
+    """``out.png`` -> (``out-speedup.png``, ``out-bandwidth.png``); a path
+    without a suffix gets ``.png``."""
+    root, ext = os.path.splitext(path)
+    ext = ext or ".png"
+    return f"{root}-speedup{ext}", f"{root}-bandwidth{ext}"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m cudareduce.bench",
+        description=("Time every step of the reduction ladder (and cub, and "
+                     "the peers torch.sum / cupy.sum) on this GPU three "
+                     "ways (cold GPU time, back-to-back GPU time, call "
+                     "time), with per-pass times, beside an empty kernel "
+                     "and a read-only streaming kernel timed the same way; "
+                     "or show each step's hardware counters (--counters)."),
+        epilog=("Sizes: 4194304, 2^22 or 2**22; --sizes takes a comma list "
+                "whose items may be ranges A..B (every power of two from A "
+                "to B), e.g. --sizes 2^10..2^28.  --plot out.png writes "
+                "out-speedup.png and out-bandwidth.png."))
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--n", type=argument_type(parse_size), default=None,
+                      metavar="N", help="number of elements (default: "
+                      "chosen per GPU, the rule printed; 2^22 is Harris's)")
+    size.add_argument("--sizes", type=argument_type(parse_sizes), default=None,
+                      metavar="SIZES", help="a sweep, e.g. 2^10..2^28")
+    p.add_argument("--dtype", default=DEFAULT_DTYPE, choices=DTYPES,
+                   help="element type (default float32)")
+    p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                   help="threads per block, a power of two from 64 to 1024 "
+                        "(default 256)")
+    p.add_argument("--methods", default=None, metavar="LIST",
+                   help="comma-separated methods (default: all); peer names "
+                        "torch.sum, cupy.sum select those peers")
+    p.add_argument("--no-peers", action="store_true",
+                   help="do not time torch.sum / cupy.sum")
+    p.add_argument("--host", action="store_true",
+                   help="time whole calls on NumPy arrays instead (the copy "
+                        "to the GPU included) beside numpy.sum, torch and "
+                        "cupy, 2^20..2^28 float32 and int32, under the "
+                        "pinned copy bandwidth")
+    p.add_argument("--peers", action="store_true",
+                   help="compare fast with cub, torch.sum and cupy.sum "
+                        "instead: GB/s at 2^20, 2^22, 2^28 float32 and "
+                        "2^28 int32, with fast's ratios, and the end-to-end "
+                        "latency of a 1024-element sum")
+    p.add_argument("--counters", action="store_true",
+                   help="show each method's hardware counters instead, from "
+                        "Nsight Compute (ncu): what each step changes "
+                        "(default n 2^22)")
+    p.add_argument("--json", default=None, metavar="PATH",
+                   help="write the results document to PATH (with --peers "
+                        "the comparison, with --host the host document, "
+                        "with --counters the counters)")
+    p.add_argument("--plot", default=None, metavar="PATH",
+                   help="write both plots, named after PATH")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the random data (default: fresh)")
+    return p
+
+
+def _print_table(text: str) -> None:
+    """Print the table; on a console that cannot encode µ or ×, with ASCII
+    stand-ins instead of a UnicodeEncodeError."""
+    try:
+        print(text, flush=True)
+    except UnicodeEncodeError:
+        print(text.replace("µs", "us").replace("×", "x"), flush=True)
+
+
+def _dump_json(document: Mapping[str, Any], path: str) -> None:
+    """Write a ``--peers``, ``--host`` or ``--counters`` document to `path`
+    as JSON."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(document, f, indent=1)
+
+
+def _report(text: str, document: Mapping[str, Any], path: str | None
+            ) -> int:
+    """Print the report `text`, then write `document` to `path` (where
+    given) as JSON; the exit status: 1 where the file cannot be
+    written."""
+    _print_table(text)
+    if path:
+        try:
+            _dump_json(document, path)
+        except OSError as e:
+            print(f"{PROG}: {e}", file=sys.stderr)
+            return 1
+    return 0
+
+
+def _counters(args: argparse.Namespace, methods: list[str] | None) -> int:
+    """The ``--counters`` mode: the table, the claims checked, the JSON."""
+    # Imported here: ncu runs ``python -m cudareduce.bench.counters``, which
+    # warns when importing the package has already imported the module.
+    from . import counters  # noqa: PLC0415
+    try:
+        document = counters.collect(
+            methods, args.n or counters.DEFAULT_N, args.dtype, args.threads)
+    except counters.CountersUnavailable as e:
+        print(f"{PROG}: counters unavailable: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    lines = [counters.format_counters(document), "", "Claims"]
+    lines += [f"  {'yes' if ok else 'NO '}  {claim}"
+              for claim, ok in counters.check_ideas(document)]
+    return _report("\n".join(lines), document, args.json)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit status.
+
+    0 on success (WRONG methods are reported in the table, not as a failure),
+    1 when CUDA fails (no device: the :class:`cudareduce.CudaError` message,
+    no traceback), out of memory, or a file cannot be written; 2 for bad
+    arguments.
+    """
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        check_threads(args.threads)
+    except ValueError as e:
+        parser.error(str(e))
+    methods = None
+    if args.methods is not None:
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        if not methods:
+            parser.error("--methods: empty list")
+    sizes = args.sizes if args.sizes is not None else \
+        None if args.n is None else [args.n]
+
+    if args.counters:
+        if args.peers or args.host or args.sizes or args.plot \
+                or args.no_peers or args.seed is not None:
+            parser.error("--counters combines with --n, --dtype, --threads, "
+                         "--methods and --json only")
+        return _counters(args, methods)
+
+    if args.host:
+        if args.peers or args.methods or args.plot or args.no_peers \
+                or args.n or args.dtype != DEFAULT_DTYPE \
+                or args.threads != DEFAULT_THREADS:
+            parser.error("--host combines with --sizes, --json and --seed "
+                         "only")
+        try:
+            document = run_host(args.sizes or HOST_SIZES, seed=args.seed)
+        except cudareduce.CudaError as e:
+            print(f"{PROG}: {e}", file=sys.stderr)
+            return 1
+        return _report(format_host(document), document, args.json)
+    if args.peers and (args.no_peers or args.methods or args.n or args.sizes
+                       or args.plot or args.dtype != DEFAULT_DTYPE):
+        parser.error("--peers chooses its own methods, sizes and dtypes: "
+                     "combine it with --threads, --json and --seed only")
+    try:
+        if args.peers:
+            comparison = compare(args.threads, progress=True, seed=args.seed)
+            results = comparison["results"]
+        else:
+            results = run(methods, sizes, args.dtype, args.threads,
+                          peers=not args.no_peers, progress=True,
+                          seed=args.seed)
+        if not isinstance(results, Results):
+            results = Results(results)
+    except ValueError as e:
+        parser.error(str(e))
+    except cudareduce.CudaError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 1
+    except MemoryError as e:
+        print(f"{PROG}: out of memory: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+    _print_table(format_comparison(comparison) if args.peers
+                 else results.table())
+    wrong = [r for r in results["results"] if not r["correct"]]
+    if wrong:
+        print(f"{PROG}: {len(wrong)} result(s) WRONG: "
+              + ", ".join(f"{r['method']} (n={r['n']})" for r in wrong),
+              file=sys.stderr)
+    try:
+        if args.json:
+            if args.peers:
+                _dump_json(comparison, args.json)
+            else:
+                results.to_json(args.json)
+            print(f"{PROG}: wrote {args.json}", file=sys.stderr)
+        if args.plot:
+            speedup_path, bandwidth_path = _plot_paths(args.plot)
+            results.plot_step_speedups(path=speedup_path)
+            results.plot_bandwidth(path=bandwidth_path)
+            print(f"{PROG}: wrote {speedup_path} and {bandwidth_path}",
+                  file=sys.stderr)
+    except ImportError as e:
+        print(f"{PROG}: --plot needs matplotlib ({e})", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,254 @@
+"""The timers: how one method's GPU time and call time are taken, for ours
+(``_cudareduce.time_reduce``, whose loops run in C) and for the peers
+(``torch.sum``, ``cupy.sum``, timed from Python with the same stream holder),
+and the probes that bound them (an empty kernel, a read-only streaming
+kernel).
+
+GPU time is taken as NVIDIA's nvbench takes it: a kernel holds the stream
+until the timed work is queued behind it, so that the CUDA events around the
+work bracket the GPU's time and not the host's launch latency; ``"cold"``
+samples flush the L2 cache first and time one run each, ``"batch"`` samples
+queue several runs back to back, rotating among copies of the input that
+together outgrow L2.  (nvbench's own Python binding, ``cuda-bench``, times a
+callable the same way but cannot put an event between the passes of one of
+our calls, which the per-pass times need; the C timers can, and run the
+peers' work with the very same holding kernel.)
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+import cudareduce
+from cudareduce import _cudareduce
+
+__all__ = ["DeviceArrays", "GpuTimes", "MethodTimer", "device_arrays",
+           "load_peer", "method_timer", "probe_us", "wall_times"]
+
+#: (value of the last run, time per run of each sample in ms, the per-pass
+#: ms of each sample: cold samples of a method that splits into passes,
+#: else None).
+GpuTimes = tuple[Any, list[float], "list[list[float]] | None"]
+
+
+class MethodTimer(Protocol):
+    """What the bench times of one method (ours or a peer's)."""
+
+    name: str
+
+    def gpu(self, a: np.ndarray, buffers: int, warmup: int, reps: int,
+            mode: str, batch: int = 1) -> GpuTimes:
+        """Time the reduction of the host array `a`, copied to `buffers`
+        device buffers: `reps` samples after `warmup`, in `mode` ``"cold"``
+        or ``"batch"`` (`batch` runs a sample)."""
+
+    def call(self, x: Any) -> Callable[[], Any]:
+        """The call a user makes on the device array `x` (CuPy or PyTorch,
+        as :func:`device_arrays` gives), returning a Python number."""
+
+
+class _OurMethod:
+    """One of our methods: its GPU time from the C timers."""
+
+    def __init__(self, name: str, threads: int) -> None:
+        self.name, self.threads = name, threads
+
+    def gpu(self, a: np.ndarray, buffers: int, warmup: int, reps: int,
+            mode: str, batch: int = 1) -> GpuTimes:
+        return _cudareduce.time_reduce("sum", a, self.name, self.threads,
+                                       buffers, warmup, reps, mode, batch)
+
+    def call(self, x: Any) -> Callable[[], Any]:
+        name, threads = self.name, self.threads
+        return lambda: cudareduce.sum(x, method=name, threads=threads).item()
+
+
+def method_timer(name: str, threads: int) -> MethodTimer:
+    """The :class:`MethodTimer` of our method `name`."""
+    return _OurMethod(name, threads)
+
+
+class _Peer:
+    """A peer library's sum, timed with our stream holder on its current
+    stream.  Subclasses say how to copy to the device, sum, record events
+    and read them."""
+
+    name = ""
+
+    def _rows(self, a: np.ndarray, buffers: int) -> Any:
+        raise NotImplementedError
+
+    def _sum(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def _adopt(self, x: Any) -> Any:
+        """The device array `x` (CuPy's or PyTorch's) as this library's,
+        without a copy (through the CUDA array interface)."""
+        raise NotImplementedError
+
+    def _events(self) -> tuple[Any, Any, Any, Callable[[Any, Any], float]]:
+        """(stream, start event, end event, elapsed ms between them)."""
+        raise NotImplementedError
+
+    def _free(self) -> None:
+        raise NotImplementedError
+
+    def gpu(self, a: np.ndarray, buffers: int, warmup: int, reps: int,
+            mode: str, batch: int = 1) -> GpuTimes:
+        # The C timers' rules: a cold sample is one run after a flush.
+        if mode not in ("cold", "batch") or batch < 1 \
+                or (batch > 1 and mode != "batch"):
+            raise ValueError(f"mode 'cold' or 'batch', batch >= 1 (> 1 only "
+                             f"in 'batch' mode), got {mode!r}, {batch}")
+        try:
+            rows = self._rows(a, buffers)
+            stream, start, end, elapsed = self._events()
+            holder = _cudareduce.stream_hold(stream)
+            # Unheld first: a kernel's first launch loads its module, which
+            # waits for the device (and so for a holding kernel).
+            out = self._sum(rows[0])
+            times = []
+            run = 0
+            for r in range(-warmup, reps):
+                _cudareduce.hold_stream(holder, mode == "cold")
+                start.record(stream)
+                for _ in range(batch):
+                    out = self._sum(rows[run % buffers])
+                    run += 1
+                end.record(stream)
+                _cudareduce.release_stream(holder)
+                end.synchronize()
+                if r >= 0:
+                    times.append(elapsed(start, end) / batch)
+            value = out.item()
+            del rows, out
+            return value, times, None
+        finally:
+            self._free()
+
+    def call(self, x: Any) -> Callable[[], Any]:
+        mine = self._adopt(x)
+        return lambda: self._sum(mine).item()
+
+
+class _TorchPeer(_Peer):
+    name = "torch.sum"
+
+    def __init__(self, ordinal: int) -> None:
+        import torch  # noqa: PLC0415  (optional dependency)
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch has no CUDA device")
+        self.torch = torch
+        self.device = torch.device("cuda", ordinal)
+
+    def _rows(self, a: np.ndarray, buffers: int) -> Any:
+        src = self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+        return src.expand(buffers, a.size).contiguous()
+
+    def _sum(self, x: Any) -> Any:
+        return self.torch.sum(x)
+
+    def _adopt(self, x: Any) -> Any:
+        return self.torch.as_tensor(x, device=self.device)
+
+    def _events(self) -> tuple[Any, Any, Any, Callable[[Any, Any], float]]:
+        cuda = self.torch.cuda
+        return (cuda.current_stream(self.device),
+                cuda.Event(enable_timing=True), cuda.Event(enable_timing=True),
+                lambda start, end: start.elapsed_time(end))
+
+    def _free(self) -> None:
+        self.torch.cuda.empty_cache()
+
+
+class _CupyPeer(_Peer):
+    name = "cupy.sum"
+
+    def __init__(self, ordinal: int) -> None:
+        import cupy  # noqa: PLC0415  (optional dependency)
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError("cupy sees no CUDA device")
+        self.cupy = cupy
+        self.ordinal = ordinal
+
+    def _rows(self, a: np.ndarray, buffers: int) -> Any:
+        rows = self.cupy.empty((buffers, a.size), dtype=a.dtype)
+        rows[...] = self.cupy.asarray(a)
+        return rows
+
+    def _sum(self, x: Any) -> Any:
+        return self.cupy.sum(x)
+
+    def _adopt(self, x: Any) -> Any:
+        return self.cupy.asarray(x)
+
+    def _events(self) -> tuple[Any, Any, Any, Callable[[Any, Any], float]]:
+        cuda = self.cupy.cuda
+        return (cuda.get_current_stream(), cuda.Event(), cuda.Event(),
+                cuda.get_elapsed_time)
+
+    def _free(self) -> None:
+        self.cupy.get_default_memory_pool().free_all_blocks()
+
+
+_PEER_CLASSES = {"torch.sum": _TorchPeer, "cupy.sum": _CupyPeer}
+
+
+def load_peer(name: str, ordinal: int) -> tuple[MethodTimer | None, str]:
+    """The :class:`MethodTimer` of the peer `name` on device `ordinal`:
+    (timer, "") or (None, why it is unavailable: not importable, no CUDA
+    there, ...).  The peers' current device must be `ordinal`."""
+    try:
+        return _PEER_CLASSES[name](ordinal), ""
+    except ImportError as e:
+        return None, f"not importable ({e})"
+    except Exception as e:  # noqa: BLE001 - any CUDA init failure of the peer
+        return None, f"{type(e).__name__}: {e}"
+
+
+#: (the library's name, a maker of its device arrays from host arrays).
+DeviceArrays = tuple[str, Callable[[np.ndarray], Any]]
+
+
+def device_arrays() -> DeviceArrays | None:
+    """How the call timings hold their input on the device: CuPy's arrays,
+    else PyTorch's tensors, or None when neither imports and sees a GPU."""
+    try:
+        import cupy  # noqa: PLC0415  (optional dependency)
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            return "cupy", cupy.asarray
+    except Exception:  # noqa: BLE001 - not importable, or no device
+        pass
+    try:
+        import torch  # noqa: PLC0415  (optional dependency)
+        if torch.cuda.is_available():
+            device = torch.device("cuda", torch.cuda.current_device())
+            return "torch", lambda a: torch.from_numpy(a).to(device)
+    except ImportError:
+        pass
+    return None
+
+
+def probe_us(probe: str, nbytes: int, buffers: int, reps: int,
+             mode: str, batch: int = 1, warmup: int = 3) -> float:
+    """Median µs of a probe (``"empty"``, ``"read"``, ``"host_copy"``),
+    timed as a reduction is (see ``_cudareduce.time_probe``)."""
+    times = _cudareduce.time_probe(probe, nbytes, buffers, warmup, reps,
+                                   mode, batch)
+    return statistics.median(times) * 1e3
+
+
+def wall_times(call: Callable[[], Any], reps: int
+               ) -> tuple[list[float], Any]:
+    """(wall seconds of each of `reps` calls, the last call's value)."""
+    times = []
+    value = None
+    for _ in range(reps):
+        start = time.perf_counter()
+        value = call()
+        times.append(time.perf_counter() - start)
+    return times, value
