@@ -265,6 +265,24 @@ def test_a_failing_peer_frees_its_memory(peer, log):
     assert log[-1] == ("free",)
 
 
+def test_a_peer_failing_while_held_lets_the_stream_go(peer, log):
+    """A sum that raises inside a held sample: the stream is released
+    before the error leaves (a held stream would stall the GPU until the
+    holding kernel gives up), then the memory is freed."""
+    timer, library = peer
+    works = library.sum
+
+    def fails_when_held(x):
+        if ("hold", True) in log:
+            raise RuntimeError("CUDA error: an illegal memory access")
+        return works(x)
+    library.sum = fails_when_held
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        timer.gpu(A, 2, 1, 2, "cold")
+    assert log[-4:] == [("hold", True), ("record", "start"), ("release",),
+                        ("free",)]
+
+
 def test_a_peers_call_adopts_the_other_librarys_array(peer, log):
     timer, library = peer
     other = FakeCupy(log) if isinstance(library, FakeTorch) \

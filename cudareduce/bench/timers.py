@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -72,6 +73,19 @@ def method_timer(name: str, threads: int) -> MethodTimer:
     return _OurMethod(name, threads)
 
 
+@contextmanager
+def _held(holder: Any, flush_l2: bool) -> Iterator[None]:
+    """The holder's stream held (after an L2 flush with `flush_l2`) while
+    the body queues its work, and let go after it, also when it raises: a
+    stream left held would stall the GPU until the holding kernel gives
+    up."""
+    _cudareduce.hold_stream(holder, flush_l2)
+    try:
+        yield
+    finally:
+        _cudareduce.release_stream(holder)
+
+
 class _Peer:
     """A peer library's sum, timed with our stream holder on its current
     stream.  Subclasses say how to copy to the device, sum, record events
@@ -114,13 +128,12 @@ class _Peer:
             times = []
             run = 0
             for r in range(-warmup, reps):
-                _cudareduce.hold_stream(holder, mode == "cold")
-                start.record(stream)
-                for _ in range(batch):
-                    out = self._sum(rows[run % buffers])
-                    run += 1
-                end.record(stream)
-                _cudareduce.release_stream(holder)
+                with _held(holder, mode == "cold"):
+                    start.record(stream)
+                    for _ in range(batch):
+                        out = self._sum(rows[run % buffers])
+                        run += 1
+                    end.record(stream)
                 end.synchronize()
                 if r >= 0:
                     times.append(elapsed(start, end) / batch)
