@@ -251,6 +251,24 @@ def test_host_refuses_other_options(argv, capsys, monkeypatch):
     assert "--host combines with" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, mode", [([], "run"), (["--peers"], "compare"),
+                                        (["--host"], "run_host")])
+@pytest.mark.parametrize("error, status, said", [
+    (MemoryError("cudaErrorMemoryAllocation"), 1,
+     "out of memory: cudaErrorMemoryAllocation"),
+    (KeyboardInterrupt(), 130, "interrupted"),
+    (cudareduce.CudaError("no usable CUDA device: planted"), 1,
+     "no usable CUDA device: planted")])
+def test_every_mode_fails_the_same_way(argv, mode, error, status, said,
+                                       capsys, monkeypatch):
+    def fails(*args, **kwargs):
+        raise error
+    monkeypatch.setattr(cli, mode, fails)
+    assert cli.main(argv) == status
+    err = capsys.readouterr().err
+    assert err == f"{cli.PROG}: {said}\n" and "Traceback" not in err
+
+
 # ---------------------------------------------------------------------------
 # --counters
 

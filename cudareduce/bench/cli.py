@@ -117,6 +117,21 @@ def _report(text: str, document: Mapping[str, Any], path: str | None
     return 0
 
 
+#: How a mode may fail without a traceback: CUDA (no device: its message),
+#: out of memory, Ctrl-C.
+_FAILURES = (cudareduce.CudaError, MemoryError, KeyboardInterrupt)
+
+
+def _failed(e: BaseException) -> int:
+    """Say why a mode failed (one of :data:`_FAILURES`); its exit status."""
+    if isinstance(e, KeyboardInterrupt):
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    prefix = "out of memory: " if isinstance(e, MemoryError) else ""
+    print(f"{PROG}: {prefix}{e}", file=sys.stderr)
+    return 1
+
+
 def _counters(args: argparse.Namespace, methods: list[str] | None) -> int:
     """The ``--counters`` mode: the table, the claims checked, the JSON."""
     # Imported here: ncu runs ``python -m cudareduce.bench.counters``, which
@@ -174,9 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "only")
         try:
             document = run_host(args.sizes or HOST_SIZES, seed=args.seed)
-        except cudareduce.CudaError as e:
-            print(f"{PROG}: {e}", file=sys.stderr)
-            return 1
+        except _FAILURES as e:
+            return _failed(e)
         return _report(format_host(document), document, args.json)
     if args.peers and (args.no_peers or args.methods or args.n or args.sizes
                        or args.plot or args.dtype != DEFAULT_DTYPE):
@@ -194,15 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results = Results(results)
     except ValueError as e:
         parser.error(str(e))
-    except cudareduce.CudaError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 1
-    except MemoryError as e:
-        print(f"{PROG}: out of memory: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+    except _FAILURES as e:
+        return _failed(e)
 
     _print_table(format_comparison(comparison) if args.peers
                  else results.table())
