@@ -229,7 +229,7 @@ def targets(document: Any) -> list[Row]:
     if keys == {"results", "latency_us"}:
         validate_document(document["results"])
         return peers_targets(document)
-    if keys == {"device", "pinned_gbps", "results"}:
+    if keys == {"device", "date", "pinned_gbps", "results"}:
         return host_targets(document)
     if keys == set(COUNTERS_KEYS):
         _check_counters(document)

@@ -56,11 +56,12 @@ import cudareduce
 __all__ = [
     "DEVICE_KEYS", "DOCUMENT_KEYS", "DTYPES", "FLOOR_KEYS", "PEERS",
     "PROBE_KEYS", "REFERENCE_METHOD", "RESULT_KEYS", "SCHEMA",
-    "TABLE_HEADERS", "TIME_KEYS", "TIMING_KEYS", "describe_sizes",
-    "device_line", "format_bytes", "format_group", "format_n",
-    "format_table", "gbps", "group_cells", "group_results", "group_title",
-    "is_int", "is_peer", "is_reference", "ladder_methods", "make_document",
-    "make_result", "order_results", "pass_split", "read_floor_us",
+    "TABLE_HEADERS", "TIME_KEYS", "TIMING_KEYS", "describe_device",
+    "describe_sizes", "device_line", "format_bytes", "format_group",
+    "format_n", "format_table", "gbps", "group_cells", "group_results",
+    "group_title", "is_int", "is_peer", "is_reference", "ladder_methods",
+    "make_document", "make_result", "now", "order_results", "pass_split",
+    "read_floor_us",
     "read_percent", "render", "report_head", "result_bytes", "result_gbps",
     "short_n", "speedups", "validate_document", "write_json",
 ]
@@ -156,6 +157,35 @@ def _cccl_version(encoded: int) -> str:
             f"{encoded % 1000}")
 
 
+def now() -> str:
+    """This moment in UTC, as documents date themselves
+    (``"2026-11-24T12:34:56Z"``)."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        _DATE_FORMAT)
+
+
+def describe_device(device: Mapping[str, Any]) -> dict:
+    """A document's ``device``: the extension's ``device_info()`` dict
+    (clocks in kHz, CUDA and CCCL versions as integers; other keys
+    ignored), with nvidia-smi's driver string under ``"driver"`` when
+    known, in the units and strings of :data:`DEVICE_KEYS`."""
+    driver = device.get("driver")
+    return {
+        "name": str(device["name"]),
+        "compute_capability": int(device["compute_capability"]),
+        "sm_count": int(device["sm_count"]),
+        "l2_bytes": int(device["l2_bytes"]),
+        "total_bytes": int(device["total_bytes"]),
+        "sm_clock_mhz": round(device["sm_clock_khz"] / 1000),
+        "memory_clock_mhz": round(device["memory_clock_khz"] / 1000),
+        "memory_bus_bits": int(device["memory_bus_bits"]),
+        "driver": None if driver is None else str(driver),
+        "driver_cuda": _cuda_version(int(device["driver_version"])),
+        "cuda_runtime": _cuda_version(int(device["runtime_version"])),
+        "cccl": _cccl_version(int(device["cccl_version"])),
+    }
+
+
 def make_document(device: Mapping[str, Any], floor: Mapping[str, Any],
                   probes: Sequence[Mapping[str, Any]],
                   results: Sequence[Mapping[str, Any]], *,
@@ -183,29 +213,12 @@ def make_document(device: Mapping[str, Any], floor: Mapping[str, Any],
     date : str, optional
         ISO 8601 UTC (``"2026-11-24T12:34:56Z"``); default now.
     """
-    if date is None:
-        date = datetime.datetime.now(datetime.timezone.utc).strftime(
-            _DATE_FORMAT)
-    driver = device.get("driver")
     return {
         "schema": SCHEMA,
         "cudareduce_version": cudareduce.__version__ if version is None
         else str(version),
-        "date": str(date),
-        "device": {
-            "name": str(device["name"]),
-            "compute_capability": int(device["compute_capability"]),
-            "sm_count": int(device["sm_count"]),
-            "l2_bytes": int(device["l2_bytes"]),
-            "total_bytes": int(device["total_bytes"]),
-            "sm_clock_mhz": round(device["sm_clock_khz"] / 1000),
-            "memory_clock_mhz": round(device["memory_clock_khz"] / 1000),
-            "memory_bus_bits": int(device["memory_bus_bits"]),
-            "driver": None if driver is None else str(driver),
-            "driver_cuda": _cuda_version(int(device["driver_version"])),
-            "cuda_runtime": _cuda_version(int(device["runtime_version"])),
-            "cccl": _cccl_version(int(device["cccl_version"])),
-        },
+        "date": now() if date is None else str(date),
+        "device": describe_device(device),
         "timing": {"method": str(timing["method"]),
                    "default_n": int(timing["default_n"]),
                    "default_n_rule": str(timing["default_n_rule"])},

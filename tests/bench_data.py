@@ -526,8 +526,9 @@ def host_document(ours_ms=20.0, numpy_ms=150.0, torch_ms=140.0,
                                 "median_ms": ms,
                                 "gbps": n * 4 / (ms * 1e-3) / 1e9,
                                 "correct": correct})
-    return {"device": {"name": "fake GPU", "sm_count": 132},
-            "pinned_gbps": pinned_gbps, "results": results}
+    return {"device": model.describe_device(SYNTHETIC_DEVICE),
+            "date": SYNTHETIC_DATE, "pinned_gbps": pinned_gbps,
+            "results": results}
 
 
 def counters_document() -> dict:

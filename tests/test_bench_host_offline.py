@@ -4,14 +4,16 @@ and the ``--host`` report and its plain ratios on a hand-made document.
 (The project's targets on the same figures: test_targets_offline.py.)"""
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
 import pytest
 
 import cudareduce
-from bench_data import (FAKE_HOST_COPY_GBPS, fake_device_arrays,  # noqa: F401
-                        host_document)
+from bench_data import (FAKE_DRIVER, FAKE_HOST_COPY_GBPS,  # noqa: F401
+                        SYNTHETIC_DEVICE, fake_device_arrays, host_document)
+from cudareduce import results as model
 from cudareduce.bench import host
 
 
@@ -24,14 +26,17 @@ def no_peers(monkeypatch) -> None:
 
 def test_run_host_on_the_fake_device(fake_device_arrays, no_peers):
     document = host.run_host([1000, 1 << 12], progress=False, seed=2)
-    assert list(document) == ["device", "pinned_gbps", "results"]
+    assert list(document) == ["device", "date", "pinned_gbps", "results"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", document["date"])
     assert all(list(r) == ["call", "dtype", "n", "median_ms", "gbps",
                            "correct"] for r in document["results"])
     # the pinned copy: the host-copy probe, once, over HOST_COPY_BYTES
     assert fake_device_arrays.probe_calls == [
         ("host_copy", host.HOST_COPY_BYTES, 1, 3, 10, "cold", 1)]
     assert document["pinned_gbps"] == pytest.approx(FAKE_HOST_COPY_GBPS)
-    assert document["device"] == {"name": "fake GPU", "sm_count": 4}
+    # the device and its software, as a ladder document has them
+    assert document["device"] == model.describe_device(
+        {**fake_device_arrays.device_info(), "driver": FAKE_DRIVER})
     results = document["results"]
     assert [(r["dtype"], r["n"], r["call"]) for r in results] == [
         (dtype, n, call) for dtype in host.HOST_DTYPES
@@ -74,7 +79,7 @@ def test_format_host():
     share = (1 << 30) / 0.02 / 1e9 / 55
     text = host.format_host(host_document())
     lines = text.splitlines()
-    assert lines[0].startswith("Host arrays on fake GPU: ")
+    assert lines[0].startswith(f"Host arrays on {SYNTHETIC_DEVICE['name']}: ")
     assert lines[0].endswith("pinned host-to-device copy 55.0 GB/s")
     assert "float32 (GB/s)" in lines and "int32 (GB/s)" in lines
     header = lines[lines.index("float32 (GB/s)") + 1].split()

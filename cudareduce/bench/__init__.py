@@ -100,7 +100,8 @@ The ``--host`` document (``--host --json``)
 -------------------------------------------
 What :func:`run_host` returns::
 
-    {"device": {"name": str, "sm_count": int},
+    {"device": {...},            # as the JSON document's, above
+     "date": str,
      "pinned_gbps": float,
      "results": [{"call": str, "dtype": str, "n": int, "median_ms": float,
                   "gbps": float, "correct": bool}, ...]}

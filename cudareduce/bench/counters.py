@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import os
 import re
 import shutil
@@ -35,7 +34,7 @@ import numpy as np
 
 import cudareduce
 from cudareduce.results import (DTYPES, REFERENCE_METHOD, format_n,
-                                group_title, render)
+                                group_title, now, render)
 
 from .data import random_array
 from .ladder import device_info
@@ -363,9 +362,7 @@ def collect(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
             f"ncu's CSV does not fit: {exc}; the end of its output:\n"
             f"{_tail(messages)}") from exc
     info = device_info()
-    values = (_ncu_version(exe), info["name"], info["driver"],
-              datetime.datetime.now(datetime.timezone.utc).strftime(
-                  "%Y-%m-%dT%H:%M:%SZ"),
+    values = (_ncu_version(exe), info["name"], info["driver"], now(),
               int(n), str(dtype), int(threads),
               [m.name for m in METRICS], rows)
     return dict(zip(DOCUMENT_KEYS, values))

@@ -14,10 +14,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import cudareduce
-from cudareduce import _cudareduce
-from cudareduce.results import render, short_n
+from cudareduce.results import describe_device, now, render, short_n
 
 from .data import is_correct, random_array, reference_sum
+from .ladder import device_info
 from .progress import Progress
 from .timers import probe_us, wall_times
 
@@ -105,11 +105,12 @@ def run_host(sizes: Iterable[int] = HOST_SIZES,
     Returns
     -------
     dict
-        ``{"device": {...}, "pinned_gbps": float, "results": [{"call",
-        "dtype", "n", "median_ms", "gbps", "correct"}]}``; ``gbps`` is
-        array bytes / median wall time.
+        ``{"device": {...}, "date": str, "pinned_gbps": float, "results":
+        [{"call", "dtype", "n", "median_ms", "gbps", "correct"}]}``:
+        the device and its software as a ladder document has them, the
+        date; ``gbps`` is array bytes / median wall time.
     """
-    info = _cudareduce.device_info()
+    info = device_info()
     copy_us = probe_us("host_copy", HOST_COPY_BYTES, 1, 10, "cold")
     pinned_gbps = HOST_COPY_BYTES / (copy_us * 1e3)
     calls = _host_calls(info["ordinal"])
@@ -125,7 +126,7 @@ def run_host(sizes: Iterable[int] = HOST_SIZES,
                                        bar)
     finally:
         bar.close()
-    return {"device": {k: info[k] for k in ("name", "sm_count")},
+    return {"device": describe_device(info), "date": now(),
             "pinned_gbps": pinned_gbps, "results": results}
 
 
