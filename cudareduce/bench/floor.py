@@ -28,21 +28,21 @@ DEFAULT_RULE_RATIO = 25
 _RULE_BYTES = tuple(1 << k for k in range(20, 33))
 
 
-def _read_us(nbytes: int, device: Mapping[str, Any], mode: str) -> float:
+def _read_us(nbytes: int, device: Mapping[str, Any], mode: str,
+             batch: int = 1) -> float:
     buffers = rotation_buffers(nbytes, device["l2_bytes"],
                                device["total_bytes"])
-    batch = 1 if mode == "cold" else choose_batch(
-        probe_us("read", nbytes, buffers, 3, "cold") * 1e-3)
     return probe_us("read", nbytes, buffers, PROBE_REPS, mode, batch)
 
 
 def measure_probe(nbytes: int, device: Mapping[str, Any]) -> dict:
     """The read probe over `nbytes` bytes, cold and back to back: the probe
     row of a bench document (``bytes``, ``read_cold_us``,
-    ``read_batch_us``)."""
-    return {"bytes": int(nbytes),
-            "read_cold_us": _read_us(nbytes, device, "cold"),
-            "read_batch_us": _read_us(nbytes, device, "batch")}
+    ``read_batch_us``).  The cold figure sizes the back-to-back batch."""
+    cold_us = _read_us(nbytes, device, "cold")
+    return {"bytes": int(nbytes), "read_cold_us": cold_us,
+            "read_batch_us": _read_us(nbytes, device, "batch",
+                                      choose_batch(cold_us * 1e-3))}
 
 
 def measure_floor(device: Mapping[str, Any]) -> dict:
@@ -53,10 +53,11 @@ def measure_floor(device: Mapping[str, Any]) -> dict:
     if device.get("total_bytes"):
         nbytes = min(nbytes, device["total_bytes"] // 8)
     probe = measure_probe(nbytes, device)
+    empty_cold_us = probe_us("empty", 0, 1, PROBE_REPS, "cold")
     return {
-        "empty_cold_us": probe_us("empty", 0, 1, PROBE_REPS, "cold"),
+        "empty_cold_us": empty_cold_us,
         "empty_batch_us": probe_us("empty", 0, 1, PROBE_REPS, "batch",
-                                   choose_batch(0.002)),
+                                   choose_batch(empty_cold_us * 1e-3)),
         "read_bytes": nbytes,
         "read_cold_gbps": nbytes / (probe["read_cold_us"] * 1e3),
         "read_batch_gbps": nbytes / (probe["read_batch_us"] * 1e3),
