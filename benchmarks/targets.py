@@ -44,7 +44,8 @@ a claim's methods, the claim has no figure):
   CUB needs two launches), >= 1.00x at 2^28 (bandwidth-bound);
 - ``fast`` int32 / ``fast`` float32 GB/s, cold, at 2^28: >= 0.95x;
 - ``float(cudareduce.sum(x))`` of 1024 float32 elements, from a CuPy array
-  and from a PyTorch tensor: <= 0.50x the time of ``torch.sum(x).item()``.
+  and from a PyTorch tensor: <= 0.50x the time of ``torch.sum(x).item()``,
+  and <= 1.50x the launch-plus-poll floor measured in the same run.
 
 ``--host`` (whole calls on the largest float32 array, 1 GiB by default):
 
@@ -64,7 +65,8 @@ from typing import Any, NamedTuple
 from cudareduce.bench.counters import DOCUMENT_KEYS as COUNTERS_KEYS
 from cudareduce.bench.counters import IDEAS, check_ideas
 from cudareduce.bench.host import NUMPY_CALL, TORCH_CALL, host_ratios
-from cudareduce.bench.peers import (COMPARE_SIZES, LATENCY_N, OURS_ON_CUPY,
+from cudareduce.bench.peers import (COMPARE_SIZES, LATENCY_N,
+                                    LAUNCH_POLL_FLOOR, OURS_ON_CUPY,
                                     OURS_ON_TORCH, TORCH_ITEM, gbps_of, ratio)
 from cudareduce.results import (REFERENCE_METHOD, group_results, is_int,
                                 render, short_n, validate_document)
@@ -199,6 +201,11 @@ def peers_targets(comparison: Mapping[str, Any]) -> list[Target]:
                            f"{kind} x, n = {LATENCY_N}",
                            ratio(latency.get(call), latency.get(TORCH_ITEM)),
                            "<=", 0.5))
+        rows.append(Target(f"float(cudareduce.sum(x)) / {LAUNCH_POLL_FLOOR}"
+                           f", {kind} x, n = {LATENCY_N}",
+                           ratio(latency.get(call),
+                                 latency.get(LAUNCH_POLL_FLOOR)),
+                           "<=", 1.5))
     return rows
 
 

@@ -71,6 +71,8 @@ typedef struct crpy_operator {
      * dtype) and the element count; NULL: the value is the result. */
     PyObject *(*finish)(PyObject *reduction, int64_t n,
                         const crpy_dtype *result);
+    /* finish divides by the count (cuda/ does the same for a device out). */
+    int divides_by_count;
 } crpy_operator;
 
 /* The operator named `name` (a str); NULL with ValueError if none. */
@@ -103,6 +105,7 @@ typedef struct {
     const crpy_dtype *dtype;
     int has_producer_stream;    /* the stream the data is ready on */
     uintptr_t producer_stream;
+    int read_only;              /* the producer says so (CAI, DLPack 1.0) */
 } crpy_input;
 
 /* Fills `input` from any array-like.  `stream` (if `stream_given`) is the

@@ -20,6 +20,9 @@ enum {
     DL_CUDA_MANAGED = 13,
 };
 
+/* dl_managed_tensor_versioned's flags: the data must not be written. */
+#define DL_FLAG_READ_ONLY ((uint64_t)1 << 0)
+
 enum {
     DL_INT = 0,
     DL_UINT = 1,
@@ -305,6 +308,7 @@ parse_cai_data(PyObject *data, crpy_input *input)
         return -1;
     }
     input->data = (const void *)(uintptr_t)pointer;
+    input->read_only = PyTuple_GET_ITEM(data, 1) == Py_True;
     return 0;
 }
 
@@ -497,6 +501,7 @@ acquire_dlpack_device(PyObject *obj, int stream_given, uintptr_t stream,
         tensor = &managed->dl_tensor;
         input->dl_managed = managed;
         input->dl_versioned = 1;
+        input->read_only = (managed->flags & DL_FLAG_READ_ONLY) != 0;
         (void)PyCapsule_SetName(capsule, "used_dltensor_versioned");
     }
     else {

@@ -411,35 +411,103 @@ close_reduction_call(reduction_call *call)
     crpy_release_input(&call->input);
 }
 
+/* The result dtype's one element of a NumPy `out`: 0, or -1 with a
+ * TypeError or ValueError. */
+static int
+check_numpy_out(PyArrayObject *out, const crpy_dtype *result)
+{
+    const crpy_dtype *dtype = NULL;
+    if (PyArray_SIZE(out) != 1) {
+        PyErr_Format(PyExc_ValueError, "out must have exactly one element, "
+                     "not %zd", (Py_ssize_t)PyArray_SIZE(out));
+        return -1;
+    }
+    if (!PyArray_ISWRITEABLE(out)) {
+        PyErr_SetString(PyExc_ValueError, "out is read-only");
+        return -1;
+    }
+    if (!PyArray_ISNOTSWAPPED(out)
+        || (dtype = crpy_lookup_dtype(PyArray_DESCR(out))) == NULL
+        || dtype->type != result->type) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "out must have the result's dtype "
+                     "%s, not %S", result->name,
+                     (PyObject *)PyArray_DESCR(out));
+        return -1;
+    }
+    return 0;
+}
+
+/* A device `out` (CUDA array interface or DLPack), acquired into *out for
+ * the request: one writable element of the result's dtype.  0, or -1 with
+ * an exception; release *out either way. */
+static int
+acquire_device_out(PyObject *obj, int stream_given, uintptr_t stream,
+                   reduction_call *call, crpy_input *out)
+{
+    if (crpy_acquire_input(obj, stream_given, stream, out) < 0) {
+        return -1;
+    }
+    if (out->location != CR_DEVICE) {
+        PyErr_SetString(PyExc_TypeError, "out must be a NumPy array or a "
+                        "device array (CUDA array interface or DLPack)");
+        return -1;
+    }
+    if (out->layout.n != 1) {
+        PyErr_Format(PyExc_ValueError, "out must have exactly one element, "
+                     "not %lld", (long long)out->layout.n);
+        return -1;
+    }
+    if (out->read_only) {
+        PyErr_SetString(PyExc_ValueError, "out is read-only");
+        return -1;
+    }
+    if (out->dtype->type != call->result->type) {
+        PyErr_Format(PyExc_TypeError, "out must have the result's dtype "
+                     "%s, not %s", call->result->name, out->dtype->name);
+        return -1;
+    }
+    call->request.out = (void *)cr_layout_start(out->data, &out->layout);
+    call->request.reduced = call->reduced->type;
+    call->request.result = call->result->type;
+    call->request.divide_by_n = call->op->divides_by_count;
+    return 0;
+}
+
 PyDoc_STRVAR(reduce_doc,
-"reduce(op, a, method, threads, dtype=None, stream=None, axis=None)\n--\n\n"
+"reduce(op, a, method, threads, dtype=None, stream=None, axis=None,\n"
+"       out=None)\n--\n\n"
 "Reduce all elements of the array-like `a` with operator `op` ('sum',\n"
 "'mean', 'min', 'max') on the GPU; returns a NumPy scalar of NumPy's\n"
 "result dtype (or `dtype`), with NumPy's floating-point warnings.\n"
 "Device arrays (__cuda_array_interface__, DLPack) are read in place.\n"
-"`axis` may only name every axis (None: the whole array).");
+"`axis` may only name every axis (None: the whole array).  With `out`\n"
+"(one element of the result dtype) the result is written there and\n"
+"`out` returned: a device `out` without waiting and without warnings.");
 
 static PyObject *
 cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"op", "a", "method", "threads", "dtype",
-                               "stream", "axis", NULL};
+                               "stream", "axis", "out", NULL};
     module_state *state = get_module_state(module);
     PyObject *op_name, *obj, *method_name, *threads_obj;
     PyObject *dtype_obj = Py_None, *stream_obj = Py_None, *axis = Py_None;
+    PyObject *out = Py_None;
     PyArray_Descr *requested = NULL;
     PyObject *reduction = NULL, *result = NULL;
     reduction_call call = {0};
+    crpy_input device_out = {0};
     int stream_given = 0;
     uintptr_t stream = 0;
     cr_error failure;
     cr_status status;
     result_value value = {0};
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOO:reduce",
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOOO:reduce",
                                      keywords, &op_name, &obj, &method_name,
                                      &threads_obj, &dtype_obj,
-                                     &stream_obj, &axis)
+                                     &stream_obj, &axis, &out)
         || crpy_parse_stream(stream_obj, &stream_given, &stream) < 0) {
         return NULL;
     }
@@ -466,12 +534,25 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                         2) < 0) {
         goto done;
     }
+    if (out != Py_None && PyArray_Check(out)
+        && check_numpy_out((PyArrayObject *)out, call.result) < 0) {
+        goto done;
+    }
+    if (out != Py_None && !PyArray_Check(out)
+        && acquire_device_out(out, stream_given, stream, &call,
+                              &device_out) < 0) {
+        goto done;
+    }
     crpy_choose_streams(&call.input, stream_given, stream, &call.request);
     Py_BEGIN_ALLOW_THREADS
     status = cr_reduce(&call.request, &value, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
         raise_cr_error(state, status, &failure);
+        goto done;
+    }
+    if (call.request.out != NULL) {
+        result = Py_NewRef(out);
         goto done;
     }
     /* What the producer asked to wait for is done: the checks below run
@@ -483,9 +564,18 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                              call.reduced, reduction) == 0) {
         result = finish_reduction_call(&call, reduction);
     }
+    if (result != NULL && out != Py_None
+        && PyArray_SETITEM((PyArrayObject *)out,
+                           PyArray_DATA((PyArrayObject *)out), result) < 0) {
+        Py_CLEAR(result);
+    }
+    if (result != NULL && out != Py_None) {
+        Py_SETREF(result, Py_NewRef(out));
+    }
 
 done:
     Py_XDECREF(reduction);
+    crpy_release_input(&device_out);
     close_reduction_call(&call);
     Py_XDECREF(requested);
     return result;
@@ -628,13 +718,15 @@ done:
 
 /* The probes by name, in cr_probe order. */
 static const char *const probe_names[CR_PROBE_COUNT] = {
-    "empty", "read", "host_copy"};
+    "empty", "read", "host_copy", "launch_poll"};
 
 PyDoc_STRVAR(time_probe_doc,
 "time_probe(probe, nbytes, buffers, warmup, reps, mode, batch=1)\n--\n\n"
 "Times a probe as time_reduce times a reduction: 'empty' (an empty\n"
 "kernel; nbytes 0), 'read' (a read-only streaming kernel over nbytes: the\n"
-"read ceiling) or 'host_copy' (a copy of nbytes from pinned host memory).\n"
+"read ceiling), 'host_copy' (a copy of nbytes from pinned host memory) or\n"
+"'launch_poll' (host wall time of a launch whose kernel writes a word to\n"
+"mapped host memory, polled for: mode 'launch', nbytes 0).\n"
 "Returns the times in ms.");
 
 static PyObject *
@@ -658,10 +750,11 @@ cudareduce_time_probe(PyObject *module, PyObject *args)
         probe++;
     }
     if (probe == CR_PROBE_COUNT || nbytes < 0
-        || (nbytes == 0) != (probe == CR_PROBE_EMPTY)) {
-        PyErr_Format(PyExc_ValueError, "probe must be 'empty' (nbytes 0), "
-                     "'read' or 'host_copy' (nbytes >= 1), got '%s', %lld",
-                     name, nbytes);
+        || (nbytes == 0) != (probe == CR_PROBE_EMPTY
+                             || probe == CR_PROBE_LAUNCH_POLL)) {
+        PyErr_Format(PyExc_ValueError, "probe must be 'empty' or "
+                     "'launch_poll' (nbytes 0), 'read' or 'host_copy' "
+                     "(nbytes >= 1), got '%s', %lld", name, nbytes);
         return NULL;
     }
     times_ms = PyMem_Calloc((size_t)reps, sizeof(float));

@@ -47,7 +47,7 @@ typedef enum {
 } cr_type;
 #undef CR_TYPE_ENUMERATOR
 
-/* Operators.  A mean is a sum divided on the host. */
+/* Operators.  A mean is a sum divided by the count afterwards. */
 typedef enum {
     CR_OP_SUM = 0,
     CR_OP_MIN,
@@ -208,7 +208,15 @@ cr_status cr_device_query(cr_device_info *info, cr_error *error);
  * any other reduction is CR_ERR_INVALID (it has no identity); the GPU is
  * not touched.  Blocks the calling thread until the result is on the
  * host; call it with the GIL released.  Frees every allocation on every
- * path. */
+ * path.
+ *
+ * With `out` set (memory of the current device), the result goes there
+ * instead, finished as NumPy finishes it: the accumulator's value cast to
+ * `reduced` (NumPy's unsafe cast), with `divide_by_n` divided by n in
+ * double (numpy.mean's `ret / rcount`), and cast to `result`.  The
+ * store is ordered on `stream` and, for device data, cr_reduce returns
+ * without waiting for it; the call's scratch is then stream-ordered
+ * memory, so that it can be captured into a CUDA graph. */
 typedef enum {
     CR_HOST = 0,
     CR_DEVICE
@@ -228,6 +236,10 @@ typedef struct {
     uintptr_t stream;
     int wait;
     uintptr_t wait_stream;
+    void *out;                  /* NULL: the accumulator's value to result */
+    cr_type reduced;            /* with out: the steps that finish it */
+    int divide_by_n;
+    cr_type result;
 } cr_request;
 
 cr_status cr_reduce(const cr_request *request, void *result,

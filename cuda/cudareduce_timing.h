@@ -77,6 +77,11 @@ typedef enum {
     CR_PROBE_READ,          /* a read-only streaming kernel over `bytes`:
                              * the read ceiling */
     CR_PROBE_HOST_COPY,     /* a copy of `bytes` from pinned host memory */
+    CR_PROBE_LAUNCH_POLL,   /* host wall time of launching a one-thread
+                             * kernel that writes a word to mapped host
+                             * memory, and polling for it: the least a call
+                             * whose result reaches the host can take
+                             * (mode "launch" only; no bytes) */
     CR_PROBE_COUNT
 } cr_probe;
 

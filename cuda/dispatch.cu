@@ -2,6 +2,8 @@
  * from (element, cast, accumulator, operator) to the typed runners of
  * runners.cuh, is instances.def's rows; everything else here works on
  * bytes. */
+#include <atomic>
+#include <chrono>
 #include <cstring>
 
 #include "check.cuh"
@@ -91,6 +93,13 @@ validate_request(const cr_request *request, cr_error *error)
     if (request->layout != NULL && request->layout->n != request->n) {
         return cr_fail(error, CR_ERR_INVALID, "the layout does not match n");
     }
+    if (request->out != NULL
+        && ((int)request->reduced < 0 || request->reduced >= CR_TYPE_COUNT
+            || (int)request->result < 0
+            || request->result >= CR_TYPE_COUNT)) {
+        return cr_fail(error, CR_ERR_INVALID,
+                       "invalid finishing steps for out");
+    }
     if (request->n > 0 && request->data == NULL) {
         return cr_fail(error, CR_ERR_INVALID,
                        "a null data pointer with non-zero size");
@@ -118,8 +127,8 @@ aligned16(size_t bytes)
 
 cr_status
 cr_reducer_open(cr_reducer *r, const cr_request *request,
-                const cr_dispatch_entry *entry, cudaStream_t stream,
-                cr_error *error)
+                const cr_dispatch_entry *entry, int device_result,
+                cudaStream_t stream, cr_error *error)
 {
     cr_status status = CR_OK;
     int device = 0;
@@ -143,12 +152,29 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
         r->device_result = static_cast<char *>(r->scratch)
             + aligned16(r->cub_temp_bytes);
         break;
-    case CR_METHOD_FAST:
+    case CR_METHOD_FAST: {
         status = plan_request(request, &r->plan, error);
-        if (status == CR_OK) {
-            status = cr_workspaces.acquire(&r->fast, error);
+        if (status != CR_OK || !device_result) {
+            if (status == CR_OK) {
+                status = cr_workspaces.acquire(&r->fast, error);
+            }
+            break;
         }
+        /* The call does not wait: scratch of its own, freed after it on
+         * the stream, its counter zeroed there. */
+        const size_t partial_bytes =
+            aligned16((size_t)r->plan.pass[0].blocks * r->acc_size);
+        CR_CHECK(cudaMallocAsync(&r->scratch,
+                                 partial_bytes + CR_MAX_ACCUMULATOR_BYTES
+                                     + sizeof(unsigned int),
+                                 stream));
+        r->device_result = static_cast<char *>(r->scratch) + partial_bytes;
+        r->counter = reinterpret_cast<unsigned int *>(
+            static_cast<char *>(r->device_result) + CR_MAX_ACCUMULATOR_BYTES);
+        CR_CHECK(cudaMemsetAsync(r->counter, 0, sizeof(unsigned int),
+                                 stream));
         break;
+    }
     default:
         status = plan_request(request, &r->plan, error);
         if (status != CR_OK) {
@@ -174,16 +200,29 @@ cr_reducer_launch(cr_reducer *r, const void *in, int64_t n, void *out,
         return r->entry->run_cub(in, n, r->scratch, &r->cub_temp_bytes,
                                  out != NULL ? out : r->device_result,
                                  stream, error);
-    case CR_METHOD_FAST:
-        status = r->entry->run_fast(&r->plan.pass[0], in, r->fast->partials,
-                                    r->fast->counter,
-                                    out != NULL ? out
-                                                : r->fast->result_device,
-                                    stream, error);
+    case CR_METHOD_FAST: {
+        void *result = out;
+        unsigned int *done = NULL;
+        unsigned int sequence = 0;
+        if (out == NULL && r->fast == NULL) {
+            result = r->device_result;
+        }
+        else if (out == NULL) {
+            result = r->fast->result_device;
+            done = reinterpret_cast<unsigned int *>(
+                static_cast<char *>(result) + CR_DONE_OFFSET);
+            sequence = ++r->fast->sequence;
+        }
+        status = r->entry->run_fast(
+            &r->plan.pass[0], in,
+            r->fast != NULL ? r->fast->partials : r->scratch,
+            r->fast != NULL ? r->fast->counter : r->counter, result, done,
+            sequence, stream, error);
         if (status == CR_OK && pass_ends != NULL) {
             CR_CHECK(cudaEventRecord(pass_ends[0], stream));
         }
         return status;
+    }
     default:
         status = r->entry->run_passes(r->method, &r->plan, in, r->scratch,
                                       stream, pass_ends, &r->device_result,
@@ -204,20 +243,50 @@ cr_reducer_passes(const cr_reducer *r)
     return r->method == CR_METHOD_CUB ? 0 : r->plan.count;
 }
 
-/* The fast kernel has already written its result to pinned host memory. */
+/* Polls the fast kernel's done word for the last launch's sequence, for
+ * up to CR_POLL_SPIN_NS, then synchronizes the stream (which reports a
+ * failed launch). */
+static cr_status
+wait_for_fast_result(const cr_workspace *fast, cudaStream_t stream,
+                     cr_error *error)
+{
+    cr_status status = CR_OK;
+    const volatile unsigned int *done =
+        reinterpret_cast<const volatile unsigned int *>(
+            static_cast<const char *>(fast->result_host) + CR_DONE_OFFSET);
+    const auto start = std::chrono::steady_clock::now();
+    while (*done != fast->sequence) {
+        if (std::chrono::steady_clock::now() - start
+            > std::chrono::nanoseconds(CR_POLL_SPIN_NS)) {
+            CR_CHECK(cudaStreamSynchronize(stream));
+            if (*done != fast->sequence) {
+                return cr_fail(error, CR_ERR_CUDA, "the fast kernel "
+                               "finished without writing its result");
+            }
+            break;
+        }
+    }
+    /* The value, written before the word, is read after it. */
+    std::atomic_thread_fence(std::memory_order_acquire);
+done:
+    return status;
+}
+
 cr_status
 cr_reducer_fetch(cr_reducer *r, void *result, cudaStream_t stream,
                  cr_error *error)
 {
     cr_status status = CR_OK;
-    if (r->method != CR_METHOD_FAST) {
-        CR_CHECK(cudaMemcpyAsync(result, r->device_result, r->acc_size,
-                                 cudaMemcpyDeviceToHost, stream));
+    if (r->fast != NULL) {
+        status = wait_for_fast_result(r->fast, stream, error);
+        if (status == CR_OK) {
+            memcpy(result, r->fast->result_host, r->acc_size);
+        }
+        return status;
     }
+    CR_CHECK(cudaMemcpyAsync(result, r->device_result, r->acc_size,
+                             cudaMemcpyDeviceToHost, stream));
     CR_CHECK(cudaStreamSynchronize(stream));
-    if (r->method == CR_METHOD_FAST) {
-        memcpy(result, r->fast->result_host, r->acc_size);
-    }
 done:
     return status;
 }

@@ -22,10 +22,14 @@ typedef struct {
     cr_method method;
     size_t acc_size;
     cr_plan plan;               /* the ladder's and the fast method's */
-    void *scratch;              /* ladder: partials; cub: temp + result */
+    void *scratch;              /* ladder: partials; cub: temp + result;
+                                 * fast, for a device out: partials +
+                                 * result + counter */
     size_t cub_temp_bytes;
-    void *device_result;        /* where the result lands (not fast) */
-    cr_workspace *fast;         /* the fast method's */
+    void *device_result;        /* where the result lands, but for fast
+                                 * into its workspace */
+    unsigned int *counter;      /* fast, for a device out */
+    cr_workspace *fast;         /* fast, for a result fetched to the host */
 } cr_reducer;
 
 /* Refuses an invalid request (CR_ERR_INVALID); else *entry is its row. */
@@ -33,9 +37,14 @@ cr_status cr_request_check(const cr_request *request,
                            const cr_dispatch_entry **entry,
                            cr_error *error);
 
-/* Plans and allocates for `request` (checked, of row `entry`). */
+/* Plans and allocates for `request` (checked, of row `entry`).  With
+ * `device_result` the result stays in device memory, at
+ * r->device_result or where cr_reducer_launch is told, and no call waits
+ * for it: the fast method then takes stream-ordered scratch of its own
+ * (which a CUDA graph can capture) instead of a kept workspace and its
+ * mapped slot. */
 cr_status cr_reducer_open(cr_reducer *r, const cr_request *request,
-                          const cr_dispatch_entry *entry,
+                          const cr_dispatch_entry *entry, int device_result,
                           cudaStream_t stream, cr_error *error);
 
 /* Queues the kernels that reduce the n elements at `in` (n as planned).
@@ -50,7 +59,9 @@ cr_status cr_reducer_launch(cr_reducer *r, const void *in, int64_t n,
  * CUB, whose launches are its own. */
 int cr_reducer_passes(const cr_reducer *r);
 
-/* Waits for the launches and copies the result to `result`. */
+/* Waits for the launches and copies the result to `result`.  The fast
+ * method's is polled in mapped memory for up to CR_POLL_SPIN_NS (a call
+ * that takes longer then blocks in cudaStreamSynchronize). */
 cr_status cr_reducer_fetch(cr_reducer *r, void *result, cudaStream_t stream,
                            cr_error *error);
 

@@ -6,7 +6,12 @@
  * read element by element); warps reduce with shuffles, blocks through 32
  * shared slots; each block writes one partial, and the last block to
  * finish (an atomic counter after a fence) reduces the partials and writes
- * the result, then re-arms the counter for the next call.
+ * the result, then re-arms the counter for the next call.  A grid of one
+ * block writes the result directly: the fence, the atomic and the re-read
+ * cost 1.2 us on the H100 (3.50 against 2.32 us back to back, n = 2^10).
+ * With `done` set (the result is in mapped host memory), the result is
+ * followed by `sequence` in *done, which the host polls instead of
+ * synchronizing the stream.
  */
 #ifndef CUDAREDUCE_FAST_CUH
 #define CUDAREDUCE_FAST_CUH
@@ -66,10 +71,22 @@ __device__ __forceinline__ Acc combine_vector(const uint4 &bits)
     return v;
 }
 
+/* The result, and the word that tells the host it is there. */
+template <class Acc>
+__device__ __forceinline__ void
+publish(Acc value, Acc *result, unsigned int *done, unsigned int sequence)
+{
+    *result = value;
+    if (done != NULL) {
+        __threadfence_system();     /* the value before the word */
+        *(volatile unsigned int *)done = sequence;
+    }
+}
+
 template <int BLOCK, class T, class Acc, class Op>
 __global__ void __launch_bounds__(BLOCK)
 reduce_fast(const T *in, int64_t n, Acc *partials, unsigned int *counter,
-            Acc *result)
+            Acc *result, unsigned int *done, unsigned int sequence)
 {
     constexpr int VEC = 16 / sizeof(T);
     const Op op;
@@ -118,6 +135,12 @@ reduce_fast(const T *in, int64_t n, Acc *partials, unsigned int *counter,
     }
 
     Acc block_value = block_reduce<BLOCK, Acc, Op>(acc[0]);
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) {
+            publish(block_value, result, done, sequence);
+        }
+        return;
+    }
     __shared__ bool last_block;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = block_value;
@@ -129,15 +152,15 @@ reduce_fast(const T *in, int64_t n, Acc *partials, unsigned int *counter,
         return;
     }
     /* Every other block's partial is visible; volatile reads skip L1. */
-    const volatile Acc *done = partials;
+    const volatile Acc *partial = partials;
     Acc v = Op::identity();
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK) {
-        v = op(v, done[b]);
+        v = op(v, partial[b]);
     }
     v = block_reduce<BLOCK, Acc, Op>(v);
     if (threadIdx.x == 0) {
-        *result = v;
         *counter = 0;       /* re-armed for the next launch */
+        publish(v, result, done, sequence);
     }
 }
 

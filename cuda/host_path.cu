@@ -58,15 +58,16 @@ cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
     part.layout = NULL;
     part.location = CR_DEVICE;
     part.n = chunks > 1 ? chunk : tail;
-    status = cr_reducer_open(&chunk_reducer, &part, entry, stream, error);
+    status = cr_reducer_open(&chunk_reducer, &part, entry, 0, stream,
+                             error);
     if (status != CR_OK) {
         goto done;
     }
     if (chunks > 1) {
         if (own_tail) {
             part.n = tail;
-            status = cr_reducer_open(&tail_reducer, &part, entry, stream,
-                                     error);
+            status = cr_reducer_open(&tail_reducer, &part, entry, 0,
+                                     stream, error);
             if (status != CR_OK) {
                 goto done;
             }
@@ -76,8 +77,8 @@ cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
         part.n = chunks;
         status = cr_request_check(&part, &combine_entry, error);
         if (status == CR_OK) {
-            status = cr_reducer_open(&combine_reducer, &part, combine_entry,
-                                     stream, error);
+            status = cr_reducer_open(&combine_reducer, &part,
+                                     combine_entry, 0, stream, error);
         }
         if (status != CR_OK) {
             goto done;

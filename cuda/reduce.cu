@@ -1,6 +1,7 @@
 /* reduce.cu: the entry point, cr_reduce: checks a request, makes its
  * stream wait for the producer's, and routes it: host data to the host
- * path, device data (gathered first when strided) to its reducer. */
+ * path, device data (gathered first when strided) to its reducer; the
+ * result to the host, or finished into a device `out`. */
 #include <cstring>
 
 #include "check.cuh"
@@ -8,6 +9,7 @@
 #include "gather.cuh"
 #include "host_path.cuh"
 #include "host_ring.cuh"
+#include "store.cuh"
 #include "workspace.cuh"
 
 /* Device data must be memory the current device can read as its own: a
@@ -73,6 +75,9 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     void *input_buffer = NULL;
     cr_reducer r = {};
 
+    if (status == CR_OK && request->out != NULL) {
+        status = check_device_pointer(request->out, error);
+    }
     if (status != CR_OK) {
         return status;
     }
@@ -84,7 +89,9 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
                            "an empty array has no minimum or maximum");
         }
         memset(result, 0, cr_type_size(request->acc));
-        return CR_OK;
+        /* The value travels as a kernel argument: nothing to wait for. */
+        return request->out != NULL
+            ? cr_store_result(request, NULL, result, stream, error) : CR_OK;
     }
     in = static_cast<const unsigned char *>(
         cr_layout_start(request->data, request->layout));
@@ -105,13 +112,17 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
         /* Measured on an H100: through the ring even 4 KiB take less time
          * than one copy from pageable memory. */
         status = cr_reduce_host(request, entry, stream, result, error);
+        if (status == CR_OK && request->out != NULL) {
+            status = cr_store_result(request, NULL, result, stream, error);
+        }
         if (status != CR_OK) {
             /* A failed call leaves no error for the next one to find. */
             (void)cudaGetLastError();
         }
         return status;
     }
-    status = cr_reducer_open(&r, request, entry, stream, error);
+    status = cr_reducer_open(&r, request, entry, request->out != NULL,
+                             stream, error);
     if (status != CR_OK) {
         goto done;
     }
@@ -124,12 +135,24 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
             goto done;
         }
     }
-    status = cr_reducer_launch(&r, gather ? input_buffer : in, request->n,
-                               NULL, NULL, stream, error);
-    if (status != CR_OK) {
+    if (request->out == NULL) {
+        status = cr_reducer_launch(&r, gather ? input_buffer : in,
+                                   request->n, NULL, NULL, stream, error);
+        if (status == CR_OK) {
+            status = cr_reducer_fetch(&r, result, stream, error);
+        }
         goto done;
     }
-    status = cr_reducer_fetch(&r, result, stream, error);
+    /* The result stays on the device: into out itself, or into the
+     * reducer's slot and from there through the finishing store. */
+    status = cr_reducer_launch(
+        &r, gather ? input_buffer : in, request->n,
+        cr_store_is_copy(request) ? request->out : NULL, NULL, stream,
+        error);
+    if (status == CR_OK && !cr_store_is_copy(request)) {
+        status = cr_store_result(request, r.device_result, NULL, stream,
+                                 error);
+    }
 
 done:
     /* The first error is the one reported; freeing after it is best

@@ -40,15 +40,18 @@ cr_status run_passes(cr_method method, const cr_plan *plan, const void *in,
 /* The fast method's one launch (fast.cuh): `pass` from its plan, block
  * partials in `partials`, the arrival counter (zero before, re-armed to
  * zero after) and the one result written to `result`, which may be
- * mapped pinned host memory. */
+ * mapped pinned host memory; then, with `done` set (mapped too),
+ * `sequence` written to *done. */
 typedef cr_status (*cr_fast_fn)(const cr_pass *pass, const void *in,
                                 void *partials, unsigned int *counter,
-                                void *result, cudaStream_t stream,
+                                void *result, unsigned int *done,
+                                unsigned int sequence, cudaStream_t stream,
                                 cr_error *error);
 
 template <class T, class Acc, class Op>
 cr_status run_fast(const cr_pass *pass, const void *in, void *partials,
-                   unsigned int *counter, void *result, cudaStream_t stream,
+                   unsigned int *counter, void *result, unsigned int *done,
+                   unsigned int sequence, cudaStream_t stream,
                    cr_error *error);
 
 /* cub::DeviceReduce::Reduce of n elements into the device slot `result`,

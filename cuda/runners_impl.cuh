@@ -115,11 +115,11 @@ done:
 template <class T, class Acc, class Op>
 cr_status
 run_fast(const cr_pass *pass, const void *in, void *partials,
-         unsigned int *counter, void *result, cudaStream_t stream,
-         cr_error *error)
+         unsigned int *counter, void *result, unsigned int *done,
+         unsigned int sequence, cudaStream_t stream, cr_error *error)
 {
     using fast_fn = void (*)(const T *, int64_t, Acc *, unsigned int *,
-                             Acc *);
+                             Acc *, unsigned int *, unsigned int);
     static constexpr fast_fn kernels[CR_BLOCK_SIZES] =
         CR_PER_BLOCK_SIZE(reduce_fast, T, Acc, Op);
     cr_status status = CR_OK;
@@ -127,7 +127,7 @@ run_fast(const cr_pass *pass, const void *in, void *partials,
     kernels[block_size_index(pass->threads)]<<<(unsigned int)pass->blocks,
                                                pass->threads, 0, stream>>>(
         static_cast<const T *>(in), pass->n_in, static_cast<Acc *>(partials),
-        counter, static_cast<Acc *>(result));
+        counter, static_cast<Acc *>(result), done, sequence);
     CR_CHECK(cudaGetLastError());
 done:
     return status;
@@ -164,7 +164,7 @@ done:
         const cudaEvent_t *, void **, cr_error *);                        \
     template cr_status run_fast<T, Acc, Op>(                              \
         const cr_pass *, const void *, void *, unsigned int *, void *,    \
-        cudaStream_t, cr_error *);                                        \
+        unsigned int *, unsigned int, cudaStream_t, cr_error *);          \
     CR_CUB_INSTANCE_##CUB(T, Acc, Op)
 
 #include "instances.def"

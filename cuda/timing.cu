@@ -1,6 +1,7 @@
 /* timing.cu: the bench's timers (cudareduce_timing.h): a reduction and
  * the probes that bound it (an empty kernel, a read-only streaming kernel,
  * a copy from pinned host memory), each sampled the same way. */
+#include <chrono>
 #include <cstring>
 
 #include "check.cuh"
@@ -147,7 +148,9 @@ cr_time_reduce(const cr_request *request, const cr_timing *timing,
     }
     status = sampler_open(&s, timing, stream, error);
     if (status == CR_OK) {
-        status = cr_reducer_open(&r, request, entry, stream, error);
+        /* The result stays on the device, as a caller's with out= does:
+         * the fast kernel writes no mapped host memory between runs. */
+        status = cr_reducer_open(&r, request, entry, 1, stream, error);
     }
     if (status != CR_OK) {
         goto done;
@@ -207,6 +210,50 @@ probe_read(const int4 *in, int64_t words, int *sink)
     }
 }
 
+__global__ void
+probe_signal(volatile unsigned int *word, unsigned int value)
+{
+    *word = value;
+}
+
+/* CR_PROBE_LAUNCH_POLL: wall time, on the host, from the launch until the
+ * kernel's word is seen in mapped memory, as a fast call's result is. */
+static cr_status
+time_launch_poll(const cr_timing *timing, cudaStream_t stream,
+                 float *times_ms, cr_error *error)
+{
+    cr_status status = CR_OK;
+    unsigned int *word = NULL, *device_word = NULL;
+    unsigned int sequence = 0;
+    CR_CHECK(cudaHostAlloc((void **)&word, sizeof(*word),
+                           cudaHostAllocMapped));
+    *word = 0;
+    CR_CHECK(cudaHostGetDevicePointer((void **)&device_word, word, 0));
+    for (int r = -timing->warmup; r < timing->reps; r++) {
+        const auto start = std::chrono::steady_clock::now();
+        probe_signal<<<1, 1, 0, stream>>>(device_word, ++sequence);
+        CR_CHECK(cudaGetLastError());
+        /* Bounded: a kernel that never runs ends in the synchronize. */
+        while (*(volatile unsigned int *)word != sequence) {
+            if (std::chrono::steady_clock::now() - start
+                > std::chrono::nanoseconds(CR_POLL_SPIN_NS)) {
+                CR_CHECK(cudaStreamSynchronize(stream));
+            }
+        }
+        const std::chrono::duration<float, std::milli> elapsed =
+            std::chrono::steady_clock::now() - start;
+        if (r >= 0) {
+            times_ms[r] = elapsed.count();
+        }
+    }
+    CR_CHECK(cudaStreamSynchronize(stream));
+done:
+    if (word != NULL) {
+        (void)cudaFreeHost(word);
+    }
+    return status;
+}
+
 extern "C" cr_status
 cr_time_probe(cr_probe probe, int64_t bytes, const cr_timing *timing,
               float *times_ms, cr_error *error)
@@ -221,10 +268,24 @@ cr_time_probe(cr_probe probe, int64_t bytes, const cr_timing *timing,
     int grid = 0, device_id = 0, sm_count = 0;
     sampler s = {};
 
+    const int moves_bytes = probe == CR_PROBE_READ
+                            || probe == CR_PROBE_HOST_COPY;
     if ((int)probe < 0 || probe >= CR_PROBE_COUNT
-        || (probe != CR_PROBE_EMPTY && bytes < 1)) {
+        || (moves_bytes && bytes < 1)) {
         return cr_fail(error, CR_ERR_INVALID,
                        "a probe needs a kind, and bytes >= 1 to move");
+    }
+    if (probe == CR_PROBE_LAUNCH_POLL) {
+        if (timing->mode != CR_TIMING_LAUNCH || timing->batch != 1
+            || timing->reps < 1 || timing->warmup < 0) {
+            return cr_fail(error, CR_ERR_INVALID, "the launch_poll probe "
+                           "is timed in mode 'launch', batch 1");
+        }
+        status = time_launch_poll(timing, stream, times_ms, error);
+        if (status != CR_OK) {
+            (void)cudaGetLastError();
+        }
+        return status;
     }
     status = sampler_open(&s, timing, stream, error);
     if (status != CR_OK) {

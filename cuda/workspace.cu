@@ -1,8 +1,10 @@
 /* workspace.cu: a free list of fast-method workspaces, per device, behind a
- * mutex.  A workspace is checked out for one call (which synchronizes its
- * stream before checking it back in), so concurrent calls never share
+ * mutex.  A workspace is checked out for one call (which waits for the
+ * kernel's done word, written after the kernel's last use of the
+ * workspace, before checking it back in), so concurrent calls never share
  * one, and a steady caller allocates nothing. */
 #include <cstdlib>
+#include <cstring>
 
 #include "tuning.h"
 #include "workspace.cuh"
@@ -39,8 +41,10 @@ cr_workspace_fill(cr_workspace *workspace, cr_error *error)
     /* The memset runs on the legacy stream; a caller's non-blocking
      * stream would not wait for it. */
     CR_CHECK(cudaStreamSynchronize(0));
-    CR_CHECK(cudaHostAlloc(&workspace->result_host, CR_MAX_ACCUMULATOR_BYTES,
+    CR_CHECK(cudaHostAlloc(&workspace->result_host,
+                           CR_DONE_OFFSET + sizeof(unsigned int),
                            cudaHostAllocMapped));
+    memset(workspace->result_host, 0, CR_DONE_OFFSET + sizeof(unsigned int));
     CR_CHECK(cudaHostGetDevicePointer(&workspace->result_device,
                                       workspace->result_host, 0));
 done:

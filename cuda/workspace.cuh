@@ -4,19 +4,25 @@
 
 #include "cudareduce.h"
 #include "kept_list.cuh"
+#include "tuning.h"
 
 /* One call's scratch on one device: block partials, the arrival counter
  * (zero whenever the workspace is not checked out) and a pinned, mapped
  * host slot that the kernel writes the result to, so that no copy is
- * queued after it. */
+ * queued after it, followed by a word that the kernel then sets to
+ * `sequence`, the number of its launch, which the host polls. */
 typedef struct cr_workspace {
     struct cr_workspace *next;
     int device;
     void *partials;             /* device */
     unsigned int *counter;      /* device, after the partials */
-    void *result_host;          /* pinned */
+    void *result_host;          /* pinned: the value, then the done word */
     void *result_device;        /* the same slot, as the kernel sees it */
+    unsigned int sequence;      /* of the last launch */
 } cr_workspace;
+
+/* The done word, after the value in the pinned slot. */
+#define CR_DONE_OFFSET CR_MAX_ACCUMULATOR_BYTES
 
 /* The kept workspaces (kept_list.cuh): a call checks one of the current
  * device out (acquire: a kept one, else a new one), for itself, so calls

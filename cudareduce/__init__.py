@@ -134,7 +134,19 @@ _STREAM_DOC = """stream : int or stream object, optional
     axis : None, int or tuple of ints, optional
         Only the whole array: None, or every axis of `a` (NumPy's
         ``AxisError`` for an axis out of range, ``ValueError`` for one that
-        would leave axes unreduced)."""
+        would leave axes unreduced).
+    out : array, optional
+        One element (any shape: 0-d, ``(1,)``, ``(1, 1)``...) of the
+        result's dtype, writable, that receives the result, which the
+        function then returns.  A device array (CUDA array interface or
+        DLPack, on the current device) receives it on the call's stream,
+        and the call returns without waiting for the GPU, so that GPU work
+        chains without a host synchronisation; with ``method="fast"`` such
+        a call can be captured into a CUDA graph (``torch.cuda.graph``,
+        CuPy's stream capture: pass ``stream=`` the capturing stream).  No
+        floating-point warnings then, since the host never sees the value.
+        A NumPy `out` is written after the call has waited, warnings
+        included.  Not for a ``numpy.ma`` masked array (TypeError)."""
 
 _RAISES_DOC = """Raises
     ------
@@ -152,14 +164,18 @@ _RAISES_DOC = """Raises
 
 
 def _reduce(op: str, a: ArrayLike, method: str, threads: int,
-            dtype: DTypeLike, stream: Any, axis: Any) -> Any:
+            dtype: DTypeLike, stream: Any, axis: Any, out: Any) -> Any:
     """The extension's reduction of `a`; a masked array's unmasked
     elements (the extension refuses its raw data)."""
     if isinstance(a, _masked.MaskedArray):
+        if out is not None:
+            raise TypeError("out= is not supported for a numpy.ma masked "
+                            "array, whose result may be numpy.ma.masked")
         return _masked.reduce(
             op, a, dtype, lambda op, data, dtype: _cudareduce.reduce(
                 op, data, method, threads, dtype, stream, axis))
-    return _cudareduce.reduce(op, a, method, threads, dtype, stream, axis)
+    return _cudareduce.reduce(op, a, method, threads, dtype, stream, axis,
+                              out)
 
 
 def __dir__() -> list[str]:
@@ -192,20 +208,20 @@ def _documented(doc: str) -> Any:
 
     Returns
     -------
-    numpy scalar
-        Of ``numpy.sum``'s result dtype: bool and signed integers sum to
-        int64, unsigned ones to uint64 (exact, wrapping like NumPy's),
-        float16 to float16 (accumulated in float32), float32 and float64 in
-        their own type.  An empty array sums to 0.  NumPy's floating-point
-        warnings ("overflow encountered in reduce", "invalid value
-        encountered in reduce"), under ``numpy.errstate``.
+    numpy scalar or array
+        `out`, when given; else a scalar of ``numpy.sum``'s result dtype: bool
+        and signed integers sum to int64, unsigned ones to uint64 (exact,
+        wrapping like NumPy's), float16 to float16 (accumulated in float32),
+        float32 and float64 in their own type.  An empty array sums to 0.
+        NumPy's floating-point warnings ("overflow encountered in reduce",
+        "invalid value encountered in reduce"), under ``numpy.errstate``.
 
     {raises}
     """)
 def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
         threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
-        stream: Any = None, axis: Any = None) -> Any:
-    return _reduce("sum", a, method, threads, dtype, stream, axis)
+        stream: Any = None, axis: Any = None, out: Any = None) -> Any:
+    return _reduce("sum", a, method, threads, dtype, stream, axis, out)
 
 
 @_documented("""Arithmetic mean of all elements of `a`, computed on the GPU.
@@ -222,27 +238,27 @@ def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
 
     Returns
     -------
-    numpy scalar
-        Of ``numpy.mean``'s result dtype: float64 for integers and bool,
-        else the input's (float16 summed in float32), with NumPy's
-        divide: the sum over an intp count in NumPy's scalar arithmetic,
-        then cast to the result dtype.  An empty array gives NaN and
-        NumPy's warnings.
+    numpy scalar or array
+        `out`, when given; else a scalar of ``numpy.mean``'s result dtype:
+        float64 for integers and bool, else the input's (float16 summed in
+        float32), with NumPy's divide: the sum over an intp count in NumPy's
+        scalar arithmetic, then cast to the result dtype.  An empty array gives
+        NaN and NumPy's warnings.
 
     {raises}
     """)
 def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
          threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
-         stream: Any = None, axis: Any = None) -> Any:
-    return _reduce("mean", a, method, threads, dtype, stream, axis)
+         stream: Any = None, axis: Any = None, out: Any = None) -> Any:
+    return _reduce("mean", a, method, threads, dtype, stream, axis, out)
 
 
 def _extremum(op: str, adjective: str, noun: str) -> Any:
     """cudareduce.min or cudareduce.max: the same function but for `op`."""
     def extremum(a: ArrayLike, method: str = DEFAULT_METHOD, *,
                  threads: int = DEFAULT_THREADS, stream: Any = None,
-                 axis: Any = None) -> Any:
-        return _reduce(op, a, method, threads, None, stream, axis)
+                 axis: Any = None, out: Any = None) -> Any:
+        return _reduce(op, a, method, threads, None, stream, axis, out)
 
     extremum.__name__ = extremum.__qualname__ = op
     return _documented(f"""{adjective} element of `a`, computed on the GPU.
@@ -254,8 +270,9 @@ def _extremum(op: str, adjective: str, noun: str) -> Any:
 
     Returns
     -------
-    numpy scalar
-        Of `a`'s dtype.  NaN if any element is NaN, as ``numpy.{op}``.
+    numpy scalar or array
+        `out`, when given; else a scalar of `a`'s dtype.  NaN if any element is
+        NaN, as ``numpy.{op}``.
 
     {{raises}}
         Also ValueError for an empty array, which has no {noun}.

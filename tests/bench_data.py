@@ -484,13 +484,13 @@ def _peer_row(method: str, dtype: str, n: int, gbps: float,
 
 def comparison(fast_big=3000.0, cub_big=2900.0, int_big=2950.0,
                ours_cupy=9.0, ours_torch=10.0, torch_item=23.0,
-               wrong_cub_at=None) -> dict:
+               launch_poll=7.0, wrong_cub_at=None) -> dict:
     """A --peers document: cold GB/s of fast 900, 1600 and `fast_big` at
     the three float32 sizes against cub's 300, 1000 and `cub_big` (WRONG at
     `wrong_cub_at`), torch.sum at 0.9x cub, no cupy.sum; fast int32 at
     `int_big`, cub int32 at 0.9x that; back-to-back GB/s
     :data:`COMPARISON_BATCH_GAIN` times the cold ones; no call times; the
-    latencies in µs."""
+    latencies in µs, the launch-plus-poll floor's among them."""
     rows = []
     for n, fast, cub in zip(F32_SIZES, (900.0, 1600.0, fast_big),
                             (300.0, 1000.0, cub_big)):
@@ -501,7 +501,8 @@ def comparison(fast_big=3000.0, cub_big=2900.0, int_big=2950.0,
     rows += [_peer_row("fast", "int32", BIG, int_big),
              _peer_row("cub", "int32", BIG, int_big * 0.9)]
     return {"results": Results(document(rows)),
-            "latency_us": {peers.TORCH_ITEM: torch_item,
+            "latency_us": {peers.LAUNCH_POLL_FLOOR: launch_poll,
+                           peers.TORCH_ITEM: torch_item,
                            peers.OURS_ON_TORCH: ours_torch,
                            peers.OURS_ON_CUPY: ours_cupy}}
 

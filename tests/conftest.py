@@ -130,6 +130,21 @@ def device_error(pytestconfig) -> str | None:
     return _device_error(pytestconfig)
 
 
+@pytest.fixture(scope="session")
+def cupy():
+    """CuPy, imported on first use (a skip where it is missing, which
+    ``.ci/gpu-check`` fails)."""
+    return pytest.importorskip("cupy")
+
+
+@pytest.fixture(scope="session")
+def torch():
+    """PyTorch, imported on first use, with a CUDA device."""
+    torch = pytest.importorskip("torch")
+    assert torch.cuda.is_available(), "torch sees no CUDA device"
+    return torch
+
+
 @pytest.fixture
 def rng(request, session_seed) -> np.random.Generator:
     """A generator seeded from the session seed and this test's name; the

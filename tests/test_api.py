@@ -76,7 +76,7 @@ def test_version_is_the_installed_distributions():
 def test_sum_signature():
     params = inspect.signature(cudareduce.sum).parameters
     assert list(params) == ["a", "method", "threads", "dtype", "stream",
-                            "axis"]
+                            "axis", "out"]
     assert params["method"].default == DEFAULT_METHOD
     assert params["threads"].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["threads"].default == DEFAULT_THREADS

@@ -184,6 +184,12 @@ def test_probes_and_the_stream_holder():
                                           mode)) > 0
     with pytest.raises(ValueError, match="probe"):
         _cudareduce.time_probe("read", 0, 1, 0, 1, "cold")
+    floor = _cudareduce.time_probe("launch_poll", 0, 1, 2, 20, "launch")
+    assert len(floor) == 20 and min(floor) > 0
+    with pytest.raises(ValueError, match="launch_poll"):
+        _cudareduce.time_probe("launch_poll", 0, 1, 0, 1, "cold")
+    with pytest.raises(ValueError, match="launch_poll"):
+        _cudareduce.time_probe("launch_poll", 8, 1, 0, 1, "launch")
     holder = _cudareduce.stream_hold(0)
     with pytest.raises(ValueError, match="not held"):
         _cudareduce.release_stream(holder)

@@ -119,14 +119,33 @@ def test_compare_on_the_fake_device(fake_device, monkeypatch):
                                                                 "cub"}
 
 
-def test_measure_latency_without_torch_and_cupy(monkeypatch):
+@pytest.fixture
+def fixed_floor(monkeypatch):
+    """The launch-plus-poll probe, which needs a GPU, at 7 µs."""
+    monkeypatch.setattr(peers, "launch_poll_floor_us", lambda: 7.0)
+
+
+def test_measure_latency_without_torch_and_cupy(monkeypatch, fixed_floor):
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "cupy", None)
-    assert peers.measure_latency(0) == {}
+    assert peers.measure_latency(0) == {peers.LAUNCH_POLL_FLOOR: 7.0}
+
+
+def test_launch_poll_floor_is_the_median_probe_in_us(monkeypatch):
+    calls = []
+
+    def time_probe(*args):
+        calls.append(args)
+        return [0.009, 0.007, 0.008]
+    monkeypatch.setattr(peers._cudareduce, "time_probe", time_probe)
+    assert peers.launch_poll_floor_us() == pytest.approx(8.0)
+    assert calls == [("launch_poll", 0, 1, peers.LATENCY_WARMUP,
+                      peers.LATENCY_REPS, "launch")]
 
 
 def test_measure_latency_times_each_call_on_each_library(monkeypatch,
-                                                         capsys):
+                                                         capsys,
+                                                         fixed_floor):
     """Fake PyTorch and CuPy arrays of 1024 halves and quarters, our sum
     twice theirs, and a wall clock that takes a call's value for its µs:
     each figure is the call it names, on the device asked for."""
@@ -161,12 +180,13 @@ def test_measure_latency_times_each_call_on_each_library(monkeypatch,
         return [value * 1e-6] * n, value
     monkeypatch.setattr(peers, "wall_times", wall_times)
     assert peers.measure_latency(1) == {
+        peers.LAUNCH_POLL_FLOOR: 7.0,
         peers.TORCH_ITEM: pytest.approx(512.0),
         peers.OURS_ON_TORCH: pytest.approx(1024.0),
         peers.CUPY_FLOAT: pytest.approx(256.0),
         peers.OURS_ON_CUPY: pytest.approx(512.0)}
     assert list(peers.measure_latency(1)) == [
-        peers.TORCH_ITEM, peers.OURS_ON_TORCH, peers.CUPY_FLOAT,
+        peers.LAUNCH_POLL_FLOOR, peers.TORCH_ITEM, peers.OURS_ON_TORCH, peers.CUPY_FLOAT,
         peers.OURS_ON_CUPY]
     assert reps[:8] == [peers.LATENCY_WARMUP, peers.LATENCY_REPS] * 4
     assert log[:3] == [("device", "torch", 1), ("rand", 1024, "cuda:1"),
@@ -175,7 +195,7 @@ def test_measure_latency_times_each_call_on_each_library(monkeypatch,
     def no_device(ordinal):
         raise RuntimeError("cudaErrorNoDevice")
     cupy.cuda.Device = no_device
-    assert list(peers.measure_latency(1)) == [peers.TORCH_ITEM,
-                                              peers.OURS_ON_TORCH]
+    assert list(peers.measure_latency(1)) == [
+        peers.LAUNCH_POLL_FLOOR, peers.TORCH_ITEM, peers.OURS_ON_TORCH]
     assert capsys.readouterr().err == (
         "cudareduce.bench: cupy latency skipped: cudaErrorNoDevice\n")

@@ -33,11 +33,6 @@ HOST_CHUNK_BYTES = 16 << 20     # the ring's default chunk
 
 
 @pytest.fixture(scope="module")
-def cupy():
-    return pytest.importorskip("cupy")
-
-
-@pytest.fixture(scope="module")
 def sm_count():
     return cudareduce._cudareduce.device_info()["sm_count"]
 

@@ -3,9 +3,9 @@ method against NumPy on the host copy of fresh random data.
 
 Every test here is marked ``gpu`` (skipped, with the reason, without a
 device).  The GPU libraries are imported lazily, by the fixtures ``cupy``,
-``torch``, ``numba_cuda`` and ``jax``: collecting this file needs none of
-them, and on a GPU machine a missing one is reported as a skip (which
-``.ci/gpu-check`` fails).
+``torch`` (both in conftest.py), ``numba_cuda`` and ``jax``: collecting
+this file needs none of them, and on a GPU machine a missing one is
+reported as a skip (which ``.ci/gpu-check`` fails).
 
 Protocols (``to_input`` makes each from a host array)
     cupy          CuPy array, ``__cuda_array_interface__`` (CAI) v3
@@ -107,18 +107,6 @@ CUB_MESSAGE = ("method 'cub' runs NumPy's default accumulator only: leave "
 
 
 # --- the GPU libraries, imported on first use ----------------------------------
-
-@pytest.fixture(scope="session")
-def cupy():
-    return pytest.importorskip("cupy")
-
-
-@pytest.fixture(scope="session")
-def torch():
-    torch = pytest.importorskip("torch")
-    assert torch.cuda.is_available(), "torch sees no CUDA device"
-    return torch
-
 
 @pytest.fixture(scope="session")
 def numba_cuda():

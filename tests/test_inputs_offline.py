@@ -132,8 +132,9 @@ def assert_identity(op: str, dtype, call, override=None):
 @pytest.mark.parametrize("op", OPS)
 def test_signature(op):
     params = inspect.signature(getattr(cudareduce, op)).parameters
-    keyword_only = (["threads", "dtype", "stream", "axis"]
-                    if op in ("sum", "mean") else ["threads", "stream", "axis"])
+    keyword_only = (["threads", "dtype", "stream", "axis", "out"]
+                    if op in ("sum", "mean")
+                    else ["threads", "stream", "axis", "out"])
     assert list(params) == ["a", "method", *keyword_only]
     assert params["method"].default == DEFAULT_METHOD
     assert params["threads"].default == DEFAULT_THREADS

@@ -42,11 +42,6 @@ DTYPES = tuple(np.dtype(d) for d in (
 FAKE_POINTER = 0x3C3C_0000_0000
 
 
-@pytest.fixture(scope="module")
-def cupy():
-    return pytest.importorskip("cupy")
-
-
 class CAI:
     def __init__(self, interface):
         self.__cuda_array_interface__ = interface

@@ -12,7 +12,7 @@ import pytest
 from bench_data import (comparison, counters_document, document,
                         host_document, row, synthetic_document,
                         synthetic_result)
-from cudareduce.bench import counters, host
+from cudareduce.bench import counters, host, peers
 from cudareduce.results import ladder_methods
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "targets.py"
@@ -48,14 +48,21 @@ def test_peers_targets_are_on_cold_gpu_times():
         (9 / 23, "<= 0.50x", True))
     assert rows[f"{LATENCY}, torch x, n = 1024"] == pytest.approx(
         (10 / 23, "<= 0.50x", True))
+    floor = f"float(cudareduce.sum(x)) / {peers.LAUNCH_POLL_FLOOR}"
+    assert rows[f"{floor}, cupy x, n = 1024"] == pytest.approx(
+        (9 / 7, "<= 1.50x", True))
+    assert rows[f"{floor}, torch x, n = 1024"] == pytest.approx(
+        (10 / 7, "<= 1.50x", True))
     # the peers' GB/s are the library's plain ratios, no target
-    assert len(rows) == 6
+    assert len(rows) == 8
 
 
 @pytest.mark.parametrize("change, what", [
     ({"fast_big": 2800.0}, "fast / cub GB/s, cold, float32 n = 2^28"),
     ({"int_big": 2800.0}, "fast int32 / fast float32 GB/s, cold, n = 2^28"),
     ({"ours_cupy": 12.0}, f"{LATENCY}, cupy x, n = 1024"),
+    ({"launch_poll": 5.0}, "float(cudareduce.sum(x)) / "
+     "launch + poll floor (C, one-thread kernel), torch x, n = 1024"),
 ])
 def test_a_missed_target_is_marked(change, what):
     value, _, met = by_what(targets.peers_targets(comparison(**change)))[what]

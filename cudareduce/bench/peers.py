@@ -24,7 +24,8 @@ from .timers import wall_times
 
 __all__ = [
     "COMPARE_SIZES", "CUPY_FLOAT", "LATENCY_N", "LATENCY_REPS",
-    "LATENCY_WARMUP", "OURS_ON_CUPY", "OURS_ON_TORCH", "TORCH_ITEM",
+    "LATENCY_WARMUP", "LAUNCH_POLL_FLOOR", "OURS_ON_CUPY", "OURS_ON_TORCH",
+    "TORCH_ITEM",
     "compare", "comparison_ratios", "format_comparison", "gbps_of",
     "measure_latency", "ratio",
 ]
@@ -41,6 +42,18 @@ TORCH_ITEM = "torch.sum(x).item()"
 OURS_ON_TORCH = "float(cudareduce.sum(x)), torch x"
 CUPY_FLOAT = "float(cupy.sum(x))"
 OURS_ON_CUPY = "float(cudareduce.sum(x)), cupy x"
+#: The least a call whose result reaches the host takes, timed in C: the
+#: launch of a one-thread kernel that writes a word to mapped host memory,
+#: and the host's poll for it.
+LAUNCH_POLL_FLOOR = "launch + poll floor (C, one-thread kernel)"
+
+
+def launch_poll_floor_us() -> float:
+    """Median µs of :data:`LAUNCH_POLL_FLOOR` (``LATENCY_REPS`` launches
+    after ``LATENCY_WARMUP``) on the current device."""
+    times = _cudareduce.time_probe("launch_poll", 0, 1, LATENCY_WARMUP,
+                                   LATENCY_REPS, "launch")
+    return statistics.median(times) * 1e3
 
 
 def _latency_us(call: Callable[[], Any]) -> float:
@@ -63,9 +76,10 @@ def _latency_pair(x: Any, theirs: Callable[[Any], Any]
 def measure_latency(ordinal: int) -> dict[str, float]:
     """End-to-end median µs of a 1024-element float32 device array summed to
     a Python float: ``float(cudareduce.sum(x))`` on a CuPy array and on a
-    PyTorch tensor, ``torch.sum(x).item()`` and ``float(cupy.sum(x))``.
-    Libraries that do not import (or see no GPU) are left out."""
-    latency: dict[str, float] = {}
+    PyTorch tensor, ``torch.sum(x).item()`` and ``float(cupy.sum(x))``,
+    after :data:`LAUNCH_POLL_FLOOR`.  Libraries that do not import (or see
+    no GPU) are left out."""
+    latency: dict[str, float] = {LAUNCH_POLL_FLOOR: launch_poll_floor_us()}
     try:
         import torch  # noqa: PLC0415 - optional dependency
         if torch.cuda.is_available():

@@ -1,0 +1,162 @@
+/* store.cu: the last step of a reduction whose result stays on the device,
+ * as csrc/ takes it on the host for a result returned to Python: NumPy's
+ * unsafe cast of the accumulator's value to the reduced dtype, and for a
+ * mean the divide by the count in double (`ret / rcount`, an intp) and the
+ * cast to the result dtype.  One thread, one small kernel: the types are
+ * read at run time from types.def's rows. */
+#include <cuda_fp16.h>
+#include <cstring>
+
+#include "check.cuh"
+#include "operators.cuh"
+#include "store.cuh"
+
+/* A value of any element type, by kind: NumPy's casts go through these. */
+typedef struct {
+    char kind;          /* 'i' signed or bool, 'u' unsigned, 'f' float */
+    int64_t i;
+    uint64_t u;
+    double d;
+} any_value;
+
+template <class T>
+__device__ any_value
+value_of(T x)
+{
+    any_value v = {};
+    if constexpr (cuda::std::is_floating_point<T>::value) {
+        v.kind = 'f';
+        v.d = (double)x;
+    }
+    else if constexpr (cuda::std::is_signed<T>::value) {
+        v.kind = 'i';
+        v.i = (int64_t)x;
+        v.u = (uint64_t)v.i;
+    }
+    else {
+        v.kind = 'u';
+        v.u = (uint64_t)x;
+        v.i = (int64_t)v.u;
+    }
+    return v;
+}
+
+__device__ any_value
+value_of(__half x)
+{
+    return value_of((double)__half2float(x));
+}
+
+__device__ any_value
+value_of(numpy_bool x)
+{
+    return value_of((int64_t)(x.byte != 0));
+}
+
+/* NumPy's unsafe cast of v to T: integers keep their low bits, floats
+ * truncate into integers, integers round into floats. */
+template <class T>
+__device__ T
+cast_value(const any_value &v)
+{
+    if constexpr (cuda::std::is_floating_point<T>::value) {
+        return v.kind == 'f' ? (T)v.d : v.kind == 'i' ? (T)v.i : (T)v.u;
+    }
+    else {
+        return v.kind == 'f' ? (T)v.d : (T)v.u;
+    }
+}
+
+template <>
+__device__ __half
+cast_value<__half>(const any_value &v)
+{
+    return v.kind == 'f' ? __double2half(v.d)
+           : v.kind == 'i' ? __ll2half_rn((long long)v.i)
+                           : __ull2half_rn((unsigned long long)v.u);
+}
+
+template <>
+__device__ numpy_bool
+cast_value<numpy_bool>(const any_value &v)
+{
+    return numpy_bool{(unsigned char)(v.kind == 'f' ? v.d != 0.0 : v.u != 0)};
+}
+
+__device__ any_value
+load_value(const void *p, cr_type type)
+{
+    switch (type) {
+#define CR_LOAD_CASE(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, M)  \
+    case CR_TYPE_##NAME:                                                 \
+        return value_of(*static_cast<const T *>(p));
+        CR_TYPES(CR_LOAD_CASE)
+#undef CR_LOAD_CASE
+    default:
+        return any_value{};
+    }
+}
+
+/* Casts v to `type`, stores it at p, and gives back what was stored. */
+__device__ any_value
+store_value(void *p, cr_type type, const any_value &v)
+{
+    switch (type) {
+#define CR_STORE_CASE(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, M) \
+    case CR_TYPE_##NAME: {                                               \
+        T stored = cast_value<T>(v);                                     \
+        *static_cast<T *>(p) = stored;                                   \
+        return value_of(stored);                                         \
+    }
+        CR_TYPES(CR_STORE_CASE)
+#undef CR_STORE_CASE
+    default:
+        return any_value{};
+    }
+}
+
+__global__ void
+store_result(const void *device_value, uint64_t host_bits, cr_type acc,
+             cr_type reduced, int divide, int64_t n, cr_type result,
+             void *out)
+{
+    const any_value value = load_value(
+        device_value != NULL ? device_value : &host_bits, acc);
+    /* The value as the reduced type, then (a mean) the quotient. */
+    uint64_t reduced_bits = 0;
+    const any_value sum = store_value(&reduced_bits, reduced, value);
+    if (!divide) {
+        (void)store_value(out, result, sum);
+        return;
+    }
+    const double numerator = sum.kind == 'f' ? sum.d
+                             : sum.kind == 'i' ? (double)sum.i
+                                               : (double)sum.u;
+    (void)store_value(out, result,
+                      value_of(numerator / (double)n));
+}
+
+int
+cr_store_is_copy(const cr_request *request)
+{
+    return !request->divide_by_n && request->reduced == request->acc
+           && request->result == request->acc;
+}
+
+cr_status
+cr_store_result(const cr_request *request, const void *device_value,
+                const void *host_value, cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    uint64_t host_bits = 0;
+    if (device_value == NULL) {
+        memcpy(&host_bits, host_value, cr_type_size(request->acc));
+    }
+    store_result<<<1, 1, 0, stream>>>(device_value, host_bits, request->acc,
+                                      request->reduced,
+                                      request->divide_by_n, request->n,
+                                      request->result, request->out);
+    CR_CHECK(cudaGetLastError());
+done:
+    return status;
+}
