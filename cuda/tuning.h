@@ -31,10 +31,10 @@ CR_TYPES(CR_CHECK_ACCUMULATOR_FITS)
 
 /* How long a call polls the mapped slot that the fast kernel writes its
  * result to before it blocks in cudaStreamSynchronize: longer than a
- * small call takes (n = 2^22 float32: 15 us end to end on the H100), so
- * that polling saves those the synchronize (8.8 against 10.2 us for an
- * empty kernel), and short enough that a long reduction does not keep a
- * core spinning. */
+ * small call takes (n = 2^22 float32: 21.8 us a call on the H100, bench
+ * --peers of 2026-11-24), so that polling saves those the synchronize
+ * (8.8 against 10.2 us for an empty kernel), and short enough that a long
+ * reduction does not keep a core spinning. */
 #define CR_POLL_SPIN_NS 50000
 
 /* The bench's stream-holding kernel gives up after this long, so that a
