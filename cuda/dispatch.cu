@@ -243,30 +243,24 @@ cr_reducer_passes(const cr_reducer *r)
     return r->method == CR_METHOD_CUB ? 0 : r->plan.count;
 }
 
-/* Polls the fast kernel's done word for the last launch's sequence, for
- * up to CR_POLL_SPIN_NS, then synchronizes the stream (which reports a
- * failed launch). */
-static cr_status
-wait_for_fast_result(const cr_workspace *fast, cudaStream_t stream,
-                     cr_error *error)
+cr_status
+cr_wait_for_word(const volatile unsigned int *word, unsigned int sequence,
+                 cudaStream_t stream, cr_error *error)
 {
     cr_status status = CR_OK;
-    const volatile unsigned int *done =
-        reinterpret_cast<const volatile unsigned int *>(
-            static_cast<const char *>(fast->result_host) + CR_DONE_OFFSET);
     const auto start = std::chrono::steady_clock::now();
-    while (*done != fast->sequence) {
+    while (*word != sequence) {
         if (std::chrono::steady_clock::now() - start
             > std::chrono::nanoseconds(CR_POLL_SPIN_NS)) {
             CR_CHECK(cudaStreamSynchronize(stream));
-            if (*done != fast->sequence) {
-                return cr_fail(error, CR_ERR_CUDA, "the fast kernel "
-                               "finished without writing its result");
+            if (*word != sequence) {
+                return cr_fail(error, CR_ERR_CUDA, "a kernel finished "
+                               "without writing the word polled for");
             }
             break;
         }
     }
-    /* The value, written before the word, is read after it. */
+    /* What the kernel wrote before the word is read after it. */
     std::atomic_thread_fence(std::memory_order_acquire);
 done:
     return status;
@@ -278,7 +272,11 @@ cr_reducer_fetch(cr_reducer *r, void *result, cudaStream_t stream,
 {
     cr_status status = CR_OK;
     if (r->fast != NULL) {
-        status = wait_for_fast_result(r->fast, stream, error);
+        status = cr_wait_for_word(
+            reinterpret_cast<const volatile unsigned int *>(
+                static_cast<const char *>(r->fast->result_host)
+                + CR_DONE_OFFSET),
+            r->fast->sequence, stream, error);
         if (status == CR_OK) {
             memcpy(result, r->fast->result_host, r->acc_size);
         }

@@ -233,12 +233,9 @@ time_launch_poll(const cr_timing *timing, cudaStream_t stream,
         const auto start = std::chrono::steady_clock::now();
         probe_signal<<<1, 1, 0, stream>>>(device_word, ++sequence);
         CR_CHECK(cudaGetLastError());
-        /* Bounded: a kernel that never runs ends in the synchronize. */
-        while (*(volatile unsigned int *)word != sequence) {
-            if (std::chrono::steady_clock::now() - start
-                > std::chrono::nanoseconds(CR_POLL_SPIN_NS)) {
-                CR_CHECK(cudaStreamSynchronize(stream));
-            }
+        status = cr_wait_for_word(word, sequence, stream, error);
+        if (status != CR_OK) {
+            goto done;
         }
         const std::chrono::duration<float, std::milli> elapsed =
             std::chrono::steady_clock::now() - start;
