@@ -161,18 +161,18 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
             break;
         }
         /* The call does not wait: scratch of its own, freed after it on
-         * the stream, its counter zeroed there. */
-        const size_t partial_bytes =
-            aligned16((size_t)r->plan.pass[0].blocks * r->acc_size);
+         * the stream, its slots and tickets zeroed there. */
+        const size_t slot_bytes = (size_t)r->plan.pass[0].blocks
+                                  * CR_FAST_SLOT_BYTES(r->acc_size);
+        const size_t zeroed_bytes = aligned16(slot_bytes
+                                              + sizeof(unsigned int));
         CR_CHECK(cudaMallocAsync(&r->scratch,
-                                 partial_bytes + CR_MAX_ACCUMULATOR_BYTES
-                                     + sizeof(unsigned int),
+                                 zeroed_bytes + CR_MAX_ACCUMULATOR_BYTES,
                                  stream));
-        r->device_result = static_cast<char *>(r->scratch) + partial_bytes;
-        r->counter = reinterpret_cast<unsigned int *>(
-            static_cast<char *>(r->device_result) + CR_MAX_ACCUMULATOR_BYTES);
-        CR_CHECK(cudaMemsetAsync(r->counter, 0, sizeof(unsigned int),
-                                 stream));
+        r->tickets = reinterpret_cast<unsigned int *>(
+            static_cast<char *>(r->scratch) + slot_bytes);
+        r->device_result = static_cast<char *>(r->scratch) + zeroed_bytes;
+        CR_CHECK(cudaMemsetAsync(r->scratch, 0, zeroed_bytes, stream));
         break;
     }
     default:
@@ -215,8 +215,8 @@ cr_reducer_launch(cr_reducer *r, const void *in, int64_t n, void *out,
         }
         status = r->entry->run_fast(
             &r->plan.pass[0], in,
-            r->fast != NULL ? r->fast->partials : r->scratch,
-            r->fast != NULL ? r->fast->counter : r->counter, result, done,
+            r->fast != NULL ? r->fast->slots : r->scratch,
+            r->fast != NULL ? r->fast->tickets : r->tickets, result, done,
             sequence, stream, error);
         if (status == CR_OK && pass_ends != NULL) {
             CR_CHECK(cudaEventRecord(pass_ends[0], stream));

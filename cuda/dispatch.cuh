@@ -23,12 +23,12 @@ typedef struct {
     size_t acc_size;
     cr_plan plan;               /* the ladder's and the fast method's */
     void *scratch;              /* ladder: partials; cub: temp + result;
-                                 * fast, for a device out: partials +
-                                 * result + counter */
+                                 * fast, for a device out: slots +
+                                 * tickets + result */
     size_t cub_temp_bytes;
     void *device_result;        /* where the result lands, but for fast
                                  * into its workspace */
-    unsigned int *counter;      /* fast, for a device out */
+    unsigned int *tickets;      /* fast, for a device out */
     cr_workspace *fast;         /* fast, for a result fetched to the host */
 } cr_reducer;
 

@@ -37,20 +37,21 @@ cr_status run_passes(cr_method method, const cr_plan *plan, const void *in,
                      const cudaEvent_t *pass_ends, void **final,
                      cr_error *error);
 
-/* The fast method's one launch (fast.cuh): `pass` from its plan, block
- * partials in `partials`, the arrival counter (zero before, re-armed to
- * zero after) and the one result written to `result`, which may be
- * mapped pinned host memory; then, with `done` set (mapped too),
- * `sequence` written to *done. */
+/* The fast method's one launch (fast.cuh): `pass` from its plan, the
+ * blocks' slots in `slots` (CR_FAST_SLOT_BYTES each, zero before, cleared
+ * again after), the ticket counter (zero before, re-armed to zero after)
+ * and the one result written to `result`, which may be mapped pinned host
+ * memory; then, with `done` set (mapped too), `sequence` written to
+ * *done. */
 typedef cr_status (*cr_fast_fn)(const cr_pass *pass, const void *in,
-                                void *partials, unsigned int *counter,
+                                void *slots, unsigned int *tickets,
                                 void *result, unsigned int *done,
                                 unsigned int sequence, cudaStream_t stream,
                                 cr_error *error);
 
 template <class T, class Acc, class Op>
-cr_status run_fast(const cr_pass *pass, const void *in, void *partials,
-                   unsigned int *counter, void *result, unsigned int *done,
+cr_status run_fast(const cr_pass *pass, const void *in, void *slots,
+                   unsigned int *tickets, void *result, unsigned int *done,
                    unsigned int sequence, cudaStream_t stream,
                    cr_error *error);
 

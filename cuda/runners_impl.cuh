@@ -114,20 +114,22 @@ done:
 
 template <class T, class Acc, class Op>
 cr_status
-run_fast(const cr_pass *pass, const void *in, void *partials,
-         unsigned int *counter, void *result, unsigned int *done,
+run_fast(const cr_pass *pass, const void *in, void *slots,
+         unsigned int *tickets, void *result, unsigned int *done,
          unsigned int sequence, cudaStream_t stream, cr_error *error)
 {
-    using fast_fn = void (*)(const T *, int64_t, Acc *, unsigned int *,
-                             Acc *, unsigned int *, unsigned int);
+    using fast_fn = void (*)(const T *, int64_t, unsigned long long *,
+                             unsigned int *, Acc *, unsigned int *,
+                             unsigned int);
     static constexpr fast_fn kernels[CR_BLOCK_SIZES] =
         CR_PER_BLOCK_SIZE(reduce_fast, T, Acc, Op);
     cr_status status = CR_OK;
     /* The plan caps the grid at 32 blocks per SM: it fits an int. */
     kernels[block_size_index(pass->threads)]<<<(unsigned int)pass->blocks,
                                                pass->threads, 0, stream>>>(
-        static_cast<const T *>(in), pass->n_in, static_cast<Acc *>(partials),
-        counter, static_cast<Acc *>(result), done, sequence);
+        static_cast<const T *>(in), pass->n_in,
+        static_cast<unsigned long long *>(slots), tickets,
+        static_cast<Acc *>(result), done, sequence);
     CR_CHECK(cudaGetLastError());
 done:
     return status;

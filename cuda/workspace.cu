@@ -12,8 +12,8 @@
 void
 cr_workspace_destroy(cr_workspace *workspace)
 {
-    if (workspace->partials != NULL) {
-        (void)cudaFree(workspace->partials);
+    if (workspace->slots != NULL) {
+        (void)cudaFree(workspace->slots);
     }
     if (workspace->result_host != NULL) {
         (void)cudaFreeHost(workspace->result_host);
@@ -26,18 +26,19 @@ cr_workspace_fill(cr_workspace *workspace, cr_error *error)
 {
     cr_status status = CR_OK;
     int sm_count = 0;
-    /* A partial per block of the largest grid plan.c gives fast. */
-    size_t partial_bytes = 0;
+    /* A slot per block of the largest grid plan.c gives fast. */
+    size_t slot_bytes = 0;
     CR_CHECK(cudaDeviceGetAttribute(&sm_count,
                                     cudaDevAttrMultiProcessorCount,
                                     workspace->device));
-    partial_bytes = (size_t)sm_count * CR_MAX_BLOCKS_PER_SM
-                    * CR_MAX_ACCUMULATOR_BYTES;
-    CR_CHECK(cudaMalloc(&workspace->partials,
-                        partial_bytes + sizeof(unsigned int)));
-    workspace->counter = reinterpret_cast<unsigned int *>(
-        static_cast<char *>(workspace->partials) + partial_bytes);
-    CR_CHECK(cudaMemset(workspace->counter, 0, sizeof(unsigned int)));
+    slot_bytes = (size_t)sm_count * CR_MAX_BLOCKS_PER_SM
+                 * CR_FAST_SLOT_BYTES(CR_MAX_ACCUMULATOR_BYTES);
+    CR_CHECK(cudaMalloc(&workspace->slots,
+                        slot_bytes + sizeof(unsigned int)));
+    workspace->tickets = reinterpret_cast<unsigned int *>(
+        static_cast<char *>(workspace->slots) + slot_bytes);
+    CR_CHECK(cudaMemset(workspace->slots, 0,
+                        slot_bytes + sizeof(unsigned int)));
     /* The memset runs on the legacy stream; a caller's non-blocking
      * stream would not wait for it. */
     CR_CHECK(cudaStreamSynchronize(0));

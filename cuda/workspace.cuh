@@ -6,16 +6,17 @@
 #include "kept_list.cuh"
 #include "tuning.h"
 
-/* One call's scratch on one device: block partials, the arrival counter
- * (zero whenever the workspace is not checked out) and a pinned, mapped
+/* One call's scratch on one device: the blocks' slots and the ticket
+ * counter (all zero whenever the workspace is not checked out) and a
+ * pinned, mapped
  * host slot that the kernel writes the result to, so that no copy is
  * queued after it, followed by a word that the kernel then sets to
  * `sequence`, the number of its launch, which the host polls. */
 typedef struct cr_workspace {
     struct cr_workspace *next;
     int device;
-    void *partials;             /* device */
-    unsigned int *counter;      /* device, after the partials */
+    void *slots;                /* device */
+    unsigned int *tickets;      /* device, after the slots */
     void *result_host;          /* pinned: the value, then the done word */
     void *result_device;        /* the same slot, as the kernel sees it */
     unsigned int sequence;      /* of the last launch */
@@ -27,7 +28,7 @@ typedef struct cr_workspace {
 /* The kept workspaces (kept_list.cuh): a call checks one of the current
  * device out (acquire: a kept one, else a new one), for itself, so calls
  * on several threads get their own, and back in (release); one whose last
- * use failed (its counter may be left non-zero) is destroyed instead;
+ * use failed (its slots and tickets may be left set) is destroyed instead;
  * clear() at module teardown.  Filling one allocates its buffers. */
 CR_DECLARE_KEPT_LIST(cr_workspace, cr_workspace, cr_workspaces)
 

@@ -101,7 +101,7 @@ def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int = DEFAULT_THREADS
     -------
     list of Pass
         One record per launch; the last has one block, except the fast
-        method's single launch, whose last block to finish reduces the
+        method's single launch, whose last block to start reduces the
         others' partials.  Empty for ``n == 0``.
     """
     return [Pass(**record) for record in

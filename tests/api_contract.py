@@ -37,7 +37,7 @@ ELEMENTS_PER_THREAD = {
 # The fast method: one launch; each thread loads 16-byte vectors,
 # FAST_UNROLL of them per sweep of the grid, over a grid of at most
 # RESIDENT_THREADS_PER_SM threads per SM.
-FAST_UNROLL = 4
+FAST_UNROLL = 2
 
 # Methods whose first pass is a grid-stride loop over a grid sized from the
 # SM count (RESIDENT_THREADS_PER_SM threads per SM); their later passes use
