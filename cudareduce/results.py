@@ -66,7 +66,7 @@ __all__ = [
     "short_n", "speedups", "validate_document", "write_json",
 ]
 
-DTYPES = ("float32", "float64", "int32", "int64")
+DTYPES = ("float32", "float64", "float16", "int8", "int32", "int64")
 PEERS = ("torch.sum", "cupy.sum")
 #: Our method that runs ``cub::DeviceReduce``: a reference, like the peers.
 REFERENCE_METHOD = "cub"

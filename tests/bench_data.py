@@ -461,13 +461,23 @@ def fake_device_arrays(monkeypatch) -> FakeDevice:
 # Hand-made --peers and --host documents
 
 
-F32_SIZES = peers.COMPARE_SIZES
-BIG = F32_SIZES[-1]
-
-
-#: Each method's back-to-back GB/s over its cold GB/s in
-#: :func:`comparison`: not one factor, so that the back-to-back ratios
-#: differ from the cold ones.
+#: comparison()'s floor (the document's): round figures, so that
+#: ``peers.floor_us`` can be checked by hand.
+COMPARISON_FLOOR = {"empty_cold_us": 3.0, "empty_batch_us": 2.0,
+                    "read_bytes": 1 << 30, "read_cold_gbps": 2500.0,
+                    "read_batch_gbps": 3200.0}
+#: The floor's share of fast's back-to-back time in :func:`comparison`,
+#: at every dtype and size (the target: >= 0.95 from 2^24).
+COMPARISON_FLOOR_SHARE = 0.98
+#: fast's speed over cub's back to back (cub's time over fast's) in
+#: :func:`comparison`, by n: each above its target (1.5, 1.3, 1.05, 1.0).
+COMPARISON_CUB_SPEED = {1 << 20: 2.0, 1 << 22: 1.6, 1 << 24: 1.2,
+                        1 << 26: 1.1, 1 << 28: 1.05}
+#: torch.sum's time over cub's in :func:`comparison`.
+COMPARISON_TORCH_OVER_CUB = 1.2
+#: Each method's back-to-back GB/s over its cold GB/s (its cold time over
+#: its back-to-back one) in :func:`comparison`: not one factor, so that the
+#: cold ratios differ from the back-to-back ones.
 COMPARISON_BATCH_GAIN = {"fast": 1.2, "cub": 1.1, "torch.sum": 1.05}
 
 
@@ -482,25 +492,45 @@ def _peer_row(method: str, dtype: str, n: int, gbps: float,
                call_us=None)
 
 
-def comparison(fast_big=3000.0, cub_big=2900.0, int_big=2950.0,
+def comparison(fast_us: dict[tuple[str, int], float] | None = None,
+               cub_us: dict[tuple[str, int], float] | None = None,
+               wrong_cub_at: tuple[str, int] | None = None,
                ours_cupy=9.0, ours_torch=10.0, torch_item=23.0,
-               launch_poll=7.0, wrong_cub_at=None) -> dict:
-    """A --peers document: cold GB/s of fast 900, 1600 and `fast_big` at
-    the three float32 sizes against cub's 300, 1000 and `cub_big` (WRONG at
-    `wrong_cub_at`), torch.sum at 0.9x cub, no cupy.sum; fast int32 at
-    `int_big`, cub int32 at 0.9x that; back-to-back GB/s
-    :data:`COMPARISON_BATCH_GAIN` times the cold ones; no call times; the
-    latencies in µs, the launch-plus-poll floor's among them."""
+               launch_poll=7.0) -> dict:
+    """A --peers document: fast, cub and torch.sum (no cupy.sum) at every
+    dtype of ``peers.COMPARE_DTYPES`` and size of ``peers.COMPARE_SIZES``,
+    in a run's order, on the floor :data:`COMPARISON_FLOOR`.
+
+    Back to back, fast takes the floor's time (empty kernel + bytes / read
+    ceiling) over :data:`COMPARISON_FLOOR_SHARE`, cub that default times
+    :data:`COMPARISON_CUB_SPEED` ``[n]``; `fast_us` and `cub_us` map
+    ``(dtype, n)`` to other back-to-back µs.  torch.sum takes cub's time
+    times :data:`COMPARISON_TORCH_OVER_CUB`.  Cold times are
+    :data:`COMPARISON_BATCH_GAIN` times the back-to-back ones; no call
+    times.  cub is WRONG at `wrong_cub_at`, ``(dtype, n)``.  The latencies
+    in µs, the launch-plus-poll floor's among them.
+    """
+    floor = COMPARISON_FLOOR
     rows = []
-    for n, fast, cub in zip(F32_SIZES, (900.0, 1600.0, fast_big),
-                            (300.0, 1000.0, cub_big)):
-        rows += [_peer_row("fast", "float32", n, fast),
-                 _peer_row("cub", "float32", n, cub,
-                           correct=n != wrong_cub_at),
-                 _peer_row("torch.sum", "float32", n, cub * 0.9)]
-    rows += [_peer_row("fast", "int32", BIG, int_big),
-             _peer_row("cub", "int32", BIG, int_big * 0.9)]
-    return {"results": Results(document(rows)),
+    for dtype in peers.COMPARE_DTYPES:
+        for n in peers.COMPARE_SIZES:
+            nbytes = n * np.dtype(dtype).itemsize
+            fast = (floor["empty_batch_us"] + nbytes
+                    / (floor["read_batch_gbps"] * 1e3)) / \
+                COMPARISON_FLOOR_SHARE
+            batch = {"fast": (fast_us or {}).get((dtype, n), fast),
+                     "cub": (cub_us or {}).get(
+                         (dtype, n), fast * COMPARISON_CUB_SPEED[n])}
+            batch["torch.sum"] = batch["cub"] * COMPARISON_TORCH_OVER_CUB
+            rows += [_peer_row(method, dtype, n,
+                               nbytes / (us * COMPARISON_BATCH_GAIN[method]
+                                         * 1e3),
+                               correct=(method, dtype, n)
+                               != ("cub", *(wrong_cub_at or ())))
+                     for method, us in batch.items()]
+    made = document(rows)
+    made["floor"] = dict(floor)
+    return {"results": Results(made),
             "latency_us": {peers.LAUNCH_POLL_FLOOR: launch_poll,
                            peers.TORCH_ITEM: torch_item,
                            peers.OURS_ON_TORCH: ours_torch,

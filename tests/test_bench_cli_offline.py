@@ -55,7 +55,7 @@ def test_cli_help(tmp_path):
 
 @pytest.mark.parametrize("argv", [
     ["--methods", "bogus"], ["--methods", ","], ["--threads", "100"],
-    ["--threads", "2048"], ["--dtype", "float16"], ["--sizes", "2^12..2^10"],
+    ["--threads", "2048"], ["--dtype", "complex64"], ["--sizes", "2^12..2^10"],
     ["--n", "0"], ["--n", "2^10", "--sizes", "2^10..2^12"],
     ["--n", "1e6"], ["--methods", "torch.sum", "--no-peers"]])
 def test_cli_rejects_bad_arguments(argv, capsys, monkeypatch):

@@ -32,12 +32,20 @@ def test_random_array_is_nonzero_integers_of_an_exact_sum(dtype, n):
         assert a.min() < 0 < a.max()
     reference = data.reference_sum(a)
     assert reference == sum(int(v) for v in a)
-    # The dtype's own sum, in either order, is exact; one element lost or
-    # doubled is not.
+    # NumPy's sum, in either order, is exact; one element lost or doubled
+    # is not.
     assert data.is_correct(np.sum(a), reference)
-    assert data.is_correct(np.sum(a[::-1], dtype=a.dtype), reference)
+    assert data.is_correct(np.sum(a[::-1], dtype=np.sum(a).dtype), reference)
     assert not data.is_correct(np.sum(a[1:]), reference)
     assert not data.is_correct(np.sum(a) + a[-1], reference)
+
+
+def test_float16_reference_is_the_exact_sum_rounded_once():
+    # 2049 ones: exact 2049, which float16 rounds to 2048 (ties to even).
+    a = np.ones(2049, dtype=np.float16)
+    assert data.reference_sum(a) == 2048.0
+    assert data.is_correct(np.float16(2048), data.reference_sum(a))
+    assert not data.is_correct(np.float32(2049), data.reference_sum(a))
 
 
 def test_value_limit_keeps_float32_sums_exact():
@@ -46,6 +54,7 @@ def test_value_limit_keeps_float32_sums_exact():
     assert data.value_limit(2 ** 36, "float32") == 1
     assert data.value_limit(2 ** 40, "float64") == 1000
     assert data.value_limit(2 ** 40, "int32") == 1000
+    assert data.value_limit(2 ** 40, "int8") == 127
     # Hoeffding's margin t^2 / (2 n L^2) >= 1024 (t = 2^24) wherever the
     # limit is not clamped to 1000 or 1.
     for n in (2 ** 18, 10 ** 6, 2 ** 28, 2 ** 35):

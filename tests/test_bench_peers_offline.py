@@ -1,10 +1,11 @@
-"""cudareduce.bench.peers without a GPU: the ``--peers`` report and its
-plain ratios, cold and back to back, on a hand-made comparison, and
-``compare`` on the fake device.  (The project's targets on the same
-figures: test_targets_offline.py.)"""
+"""cudareduce.bench.peers without a GPU: the ``--peers`` report, its
+plain ratios and the floor, cold and back to back, at every dtype and size
+of a hand-made comparison, and ``compare`` on the fake device.  (The
+project's targets on the same figures: test_targets_offline.py.)"""
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from types import SimpleNamespace
 
@@ -13,57 +14,117 @@ import pytest
 
 import cudareduce
 import cudareduce.results as model
-from bench_data import (COMPARISON_BATCH_GAIN, comparison,  # noqa: F401
-                        fake_device)
+from bench_data import (COMPARISON_CUB_SPEED,  # noqa: F401
+                        COMPARISON_FLOOR_SHARE, comparison, fake_device)
 from cudareduce.bench import peers
 from cudareduce.document import Results
 
-COLD = "cold"
-B2B = "back to back"
+BATCH, COLD = "batch_us", "cold_us"
+#: comparison() with fast 10 µs and cub 24 µs back to back at float64 2^22
+#: (cold: 12 and 26.4, torch.sum 28.8 and 30.24), cub WRONG at int8 2^28.
+SET = ("float64", 1 << 22)
+WRONG = ("int8", 1 << 28)
 
 
-def _what(other: str, timing: str, k: int) -> str:
-    return f"fast / {other} GB/s, {timing}, float32 n = 2^{k}"
+def _made() -> dict:
+    return comparison(fast_us={SET: 10.0}, cub_us={SET: 24.0},
+                      wrong_cub_at=WRONG)
 
 
-def test_ratios_are_fast_over_cub_and_each_peer_cold_and_back_to_back():
-    ratios = dict(peers.comparison_ratios(comparison()))
-    assert list(ratios) == [_what(other, timing, k)
-                            for timing in (COLD, B2B)
-                            for other in ("cub", "torch.sum", "cupy.sum")
-                            for k in (20, 22, 28)]
-    assert ratios[_what("cub", COLD, 20)] == pytest.approx(3.0)
-    assert ratios[_what("cub", COLD, 22)] == pytest.approx(1.6)
-    assert ratios[_what("cub", COLD, 28)] == pytest.approx(3000 / 2900)
-    assert ratios[_what("torch.sum", COLD, 28)] == pytest.approx(3000 / 2610)
-    # back to back: each method's own gain over its cold rate
-    gain = COMPARISON_BATCH_GAIN
-    assert ratios[_what("cub", B2B, 20)] == pytest.approx(
-        3.0 * gain["fast"] / gain["cub"])
-    assert ratios[_what("torch.sum", B2B, 28)] == pytest.approx(
-        3000 / 2610 * gain["fast"] / gain["torch.sum"])
-    # cupy.sum was not timed: no ratio
-    assert ratios[_what("cupy.sum", COLD, 28)] is None
-    assert ratios[_what("cupy.sum", B2B, 28)] is None
+def _ratios(made: dict, timing: str) -> dict:
+    """comparison_ratios as {(dtype, n): ratios}."""
+    return {(dtype, n): ratios for dtype, n, ratios
+            in peers.comparison_ratios(made, timing)}
 
 
-def test_a_wrong_row_gives_no_ratio():
-    ratios = dict(peers.comparison_ratios(comparison(wrong_cub_at=1 << 22)))
-    assert ratios[_what("cub", COLD, 22)] is None
-    assert ratios[_what("cub", B2B, 22)] is None
-    assert ratios[_what("cub", COLD, 20)] is not None
+def test_floor_us_is_the_empty_kernel_plus_the_bytes_at_the_read_ceiling():
+    """comparison()'s floor: empty kernel 3 µs cold, 2 back to back; read
+    ceiling 2,500 GB/s cold, 3,200 back to back."""
+    results = comparison()["results"]
+    assert peers.floor_us(results, "float32", 1 << 20, BATCH) == \
+        pytest.approx(2.0 + 2**22 / 3.2e6)          # 3.31072
+    assert peers.floor_us(results, "float16", 1 << 24, BATCH) == \
+        pytest.approx(12.48576)
+    assert peers.floor_us(results, "int8", 1 << 28, COLD) == \
+        pytest.approx(3.0 + 2**28 / 2.5e6)          # 110.374
+    assert peers.floor_us(results, "float64", 1 << 22, COLD) == \
+        pytest.approx(16.4217728)
+    with pytest.raises(KeyError):
+        peers.floor_us(results, "float32", 1 << 20, "call_us")
+
+
+def test_time_of_is_none_where_missing_or_wrong():
+    results = _made()["results"]
+    assert peers.time_of(results, "fast", *SET, BATCH) == pytest.approx(10.0)
+    assert peers.time_of(results, "fast", *SET, COLD) == pytest.approx(12.0)
+    assert peers.time_of(results, "torch.sum", *SET, COLD) == \
+        pytest.approx(30.24)
+    assert peers.time_of(results, "cub", *WRONG, BATCH) is None
+    assert peers.time_of(results, "fast", *WRONG, BATCH) is not None
+    assert peers.time_of(results, "cupy.sum", *SET, BATCH) is None
+    assert peers.time_of(results, "fast", "int64", 1 << 22, BATCH) is None
+    assert peers.time_of(results, "fast", "float64", 1 << 21, BATCH) is None
+
+
+def test_ratios_at_every_dtype_and_size_cold_and_back_to_back():
+    made = _made()
+    for timing in (COLD, BATCH):
+        got = peers.comparison_ratios(made, timing)
+        assert [(dtype, n) for dtype, n, _ in got] == [
+            (dtype, n) for dtype in peers.COMPARE_DTYPES
+            for n in peers.COMPARE_SIZES]
+        assert all(list(r) == ["cub", "torch.sum", "cupy.sum", "floor"]
+                   for _, _, r in got)
+    batch, cold = _ratios(made, BATCH), _ratios(made, COLD)
+    # their time over fast's; the floor's time over fast's
+    assert batch[SET] == pytest.approx({"cub": 2.4, "torch.sum": 2.88,
+                                        "cupy.sum": None,
+                                        "floor": 12.48576 / 10})
+    assert cold[SET] == pytest.approx({"cub": 2.2, "torch.sum": 2.52,
+                                       "cupy.sum": None,
+                                       "floor": 16.4217728 / 12})
+    # elsewhere comparison()'s defaults, whatever the element size
+    for (dtype, n), ratios in batch.items():
+        if (dtype, n) not in (SET, WRONG):
+            assert ratios == pytest.approx({
+                "cub": COMPARISON_CUB_SPEED[n],
+                "torch.sum": 1.2 * COMPARISON_CUB_SPEED[n],
+                "cupy.sum": None, "floor": COMPARISON_FLOOR_SHARE})
+    # cold: each method's own cold time
+    assert cold["int32", 1 << 28]["cub"] == pytest.approx(
+        1.05 * 1.1 / 1.2)
+
+
+def test_a_wrong_or_missing_figure_gives_no_ratio():
+    made = _made()
+    for timing in (COLD, BATCH):
+        ratios = _ratios(made, timing)
+        assert ratios[WRONG]["cub"] is None
+        assert ratios[WRONG]["torch.sum"] is not None
+        assert ratios[WRONG]["floor"] is not None
+        assert ratios["int8", 1 << 26]["cub"] is not None
+        assert ratios["int32", 1 << 28]["cub"] is not None
+    # without fast's figure, no ratio at all
+    results = made["results"]["results"]
+    results[:] = [r for r in results
+                  if (r["method"], r["dtype"], r["n"])
+                  != ("fast", "float16", 1 << 24)]
+    assert _ratios(made, BATCH)["float16", 1 << 24] == {
+        "cub": None, "torch.sum": None, "cupy.sum": None, "floor": None}
+    assert _ratios(made, BATCH)["float16", 1 << 22]["floor"] is not None
 
 
 def test_ratio_and_gbps_of():
-    results = comparison()["results"]
-    assert peers.gbps_of(results, "fast", "int32", 1 << 28) == \
-        pytest.approx(2950.0)
-    assert peers.gbps_of(results, "fast", "int32", 1 << 28, "cold_us") == \
-        pytest.approx(2950.0)
-    assert peers.gbps_of(results, "fast", "int32", 1 << 28, "batch_us") == \
-        pytest.approx(2950.0 * COMPARISON_BATCH_GAIN["fast"])
-    assert peers.gbps_of(results, "fast", "int32", 1 << 28, "call_us") is None
-    assert peers.gbps_of(results, "fast", "int32", 1 << 20) is None
+    results = _made()["results"]
+    assert peers.gbps_of(results, "fast", *SET) == pytest.approx(
+        2**25 / 12e3)
+    assert peers.gbps_of(results, "fast", *SET, "cold_us") == \
+        pytest.approx(2**25 / 12e3)
+    assert peers.gbps_of(results, "fast", *SET, "batch_us") == \
+        pytest.approx(2**25 / 10e3)
+    assert peers.gbps_of(results, "fast", *SET, "call_us") is None
+    assert peers.gbps_of(results, "cub", *WRONG) is None
+    assert peers.gbps_of(results, "fast", "float64", 1 << 21) is None
     assert peers.gbps_of(results, "cupy.sum", "float32", 1 << 20) is None
     with pytest.raises(ValueError):
         peers.gbps_of(results, "fast", "int32", 1 << 28, "median_us")
@@ -72,31 +133,72 @@ def test_ratio_and_gbps_of():
     assert peers.ratio(3.0, 0.0) is None
 
 
+def _tables(text: str) -> dict:
+    """The report's two comparison tables: {title: {(dtype, n): cells}},
+    after checking each one's headers."""
+    tables = {}
+    for block in text.split("\n\n")[-2:]:
+        title, headers, _, *lines = block.splitlines()
+        assert re.split(r"\s{2,}", headers) == [
+            "dtype", "n", "fast µs", "cub µs", "floor µs", "fast / cub",
+            "fast / torch.sum", "fast / cupy.sum", "floor / fast"]
+        tables[title] = {tuple(line.split()[:2]): line.split()[2:]
+                         for line in lines}
+    return tables
+
+
 def test_format_comparison():
-    made = comparison(fast_big=2800.0)
+    made = _made()
     text = peers.format_comparison(made)
     assert text.startswith(model.format_table(made["results"]) + "\n\n")
     assert "End to end, 1024 float32 elements" in text
     lines = {line.split("  ")[0]: line for line in text.splitlines()}
-    assert lines[_what("cub", COLD, 28)].split()[-1] == f"{2800 / 2900:.2f}×"
-    gain = COMPARISON_BATCH_GAIN["fast"] / COMPARISON_BATCH_GAIN["cub"]
-    assert lines[_what("cub", B2B, 28)].split()[-1] == \
-        f"{2800 / 2900 * gain:.2f}×"
-    assert lines[_what("cupy.sum", COLD, 28)].split()[-1] == "-"
     assert lines["torch.sum(x).item()"].split()[-1] == "23.0"
+    tables = _tables(text)
+    way = ("fast against cub, the peers and the floor, GPU time {} (same "
+           "run, same GPU; floor = empty kernel + bytes / read ceiling)")
+    assert list(tables) == [way.format("cold"), way.format("back to back")]
+    cold, batch = tables.values()
+    for table in (cold, batch):
+        assert list(table) == [(dtype, model.short_n(n))
+                               for dtype in peers.COMPARE_DTYPES
+                               for n in peers.COMPARE_SIZES]
+    # fast, cub and floor µs; fast / cub, torch.sum, cupy.sum; floor / fast
+    assert cold["float64", "2^22"] == ["12.00", "26.40", "16.42", "2.20×",
+                                       "2.52×", "-", "137%"]
+    assert batch["float64", "2^22"] == ["10.00", "24.00", "12.49", "2.40×",
+                                        "2.88×", "-", "125%"]
+    assert batch["float32", "2^20"] == ["3.38", "6.76", "3.31", "2.00×",
+                                        "2.40×", "-", "98%"]
+    for table in (cold, batch):
+        assert table["int8", "2^28"][1] == "-"        # cub WRONG
+        assert table["int8", "2^28"][3] == "-"
+        assert table["int8", "2^28"][4] != "-"
     # the measured ratios, no targets: those are the project's
     # (benchmarks/targets.py)
-    assert "Ratios (same run, same GPU)" in text
-    assert lines["ratio"].split() == ["ratio", "value"]
     for word in ("target", ">=", "<=", "yes", "NO"):
         assert word not in text
 
 
 def test_compare_on_the_fake_device(fake_device, monkeypatch):
-    """fast, cub and the peers that load, float32 at each size and int32 at
-    the largest, in one valid document, with the latencies."""
+    """One run of fast, cub and the peers that load per dtype of
+    COMPARE_DTYPES at COMPARE_SIZES, merged into one valid document: the
+    first run's floor, each byte count's probe from the first run that has
+    it; then the latencies."""
     sizes = (1 << 10, 1 << 12)
     monkeypatch.setattr(peers, "COMPARE_SIZES", sizes)
+    real, calls, runs = peers.run, [], []
+
+    def run(methods, sizes, dtype, threads, **kwargs):
+        calls.append((methods, sizes, dtype, threads, kwargs))
+        got = real(methods, sizes, dtype, threads, **kwargs)
+        # each run's floor and probes its own, to tell them apart
+        got["floor"]["empty_cold_us"] *= len(calls)
+        for p in got["probes"]:
+            p["read_batch_us"] *= len(calls)
+        runs.append(got)
+        return got
+    monkeypatch.setattr(peers, "run", run)
     asked = []
 
     def measure_latency(ordinal):
@@ -104,14 +206,28 @@ def test_compare_on_the_fake_device(fake_device, monkeypatch):
         return {peers.TORCH_ITEM: 20.0}
     monkeypatch.setattr(peers, "measure_latency", measure_latency)
     got = peers.compare(threads=128, progress=False, seed=3)
+    assert calls == [(["fast", "cub"], sizes, dtype, 128,
+                      {"peers": True, "progress": False, "seed": 3})
+                     for dtype in peers.COMPARE_DTYPES]
     assert list(got) == ["results", "latency_us"]
     assert type(got["results"]) is Results
     model.validate_document(got["results"])
     assert [(r["method"], r["dtype"], r["n"], r["threads"])
             for r in got["results"]["results"]] == [
-        (m, dtype, n, 128) for dtype, ns in (("float32", sizes),
-                                             ("int32", sizes[-1:]))
-        for n in ns for m in ("fast", "cub", "torch.sum")]
+        (m, dtype, n, 128) for dtype in peers.COMPARE_DTYPES
+        for n in sizes for m in ("fast", "cub", "torch.sum")]
+    assert got["results"]["floor"] == runs[0]["floor"] != runs[1]["floor"]
+    nbytes = sorted({n * np.dtype(dtype).itemsize
+                     for dtype in peers.COMPARE_DTYPES for n in sizes})
+    assert [p["bytes"] for p in got["results"]["probes"]] == nbytes
+    # 4,096 bytes: float32 2^10 (the first run), int8 2^12, int32 2^10
+    first = {}
+    for r in runs:
+        for p in r["probes"]:
+            first.setdefault(p["bytes"], p)
+    assert got["results"]["probes"] == [first[b] for b in nbytes]
+    assert [p for p in runs[3]["probes"] if p["bytes"] == 4096] != \
+        [first[4096]]
     assert got["latency_us"] == {peers.TORCH_ITEM: 20.0} and asked == [0]
     # no peers: fast and cub only
     got = peers.compare(peers=False, progress=False)

@@ -658,7 +658,7 @@ VIOLATIONS = {
                              r"results\[0\]: unexpected keys"),
     "empty method": (_result("sequential", "method", ""),
                      r"results\[{i}\]\.method: "),
-    "bad dtype": (_result("sequential", "dtype", "float16"),
+    "bad dtype": (_result("sequential", "dtype", "complex64"),
                   r"results\[{i}\]\.dtype: "),
     "n zero": (_result("sequential", "n", 0), r"results\[{i}\]\.n: "),
     "n float": (_result("sequential", "n", 1024.0), r"results\[{i}\]\.n: "),

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench_data import (comparison, counters_document, document,
+from bench_data import (COMPARISON_CUB_SPEED, COMPARISON_FLOOR_SHARE,
+                        comparison, counters_document, document,
                         host_document, row, synthetic_document,
                         synthetic_result)
 from cudareduce.bench import counters, host, peers
@@ -28,38 +29,90 @@ def by_what(rows):
             for t in rows}
 
 
-def test_peers_targets_are_on_cold_gpu_times():
+SPEED = "fast / cub speed, back to back"
+FLOOR = "floor / fast time, back to back"
+BIG = 1 << 28
+#: The fast / cub bound at each size, as the module docstring states it.
+BOUNDS = {1 << 20: ">= 1.50x", 1 << 22: ">= 1.30x", 1 << 24: ">= 1.05x",
+          1 << 26: ">= 1.00x", 1 << 28: ">= 1.00x"}
+
+
+def _at(dtype, n):
+    return f"{dtype} n = 2^{n.bit_length() - 1}"
+
+
+def _fast_us(dtype, n):
+    """comparison()'s fast, back to back, at (dtype, n)."""
+    return peers.time_of(comparison()["results"], "fast", dtype, n,
+                         "batch_us")
+
+
+def test_peers_targets_are_on_back_to_back_times_for_each_dtype():
     rows = by_what(targets.peers_targets(comparison()))
-    # comparison()'s back-to-back rates differ by method: these are cold
-    assert list(rows)[:4] == [
-        "fast / cub GB/s, cold, float32 n = 2^20",
-        "fast / cub GB/s, cold, float32 n = 2^22",
-        "fast / cub GB/s, cold, float32 n = 2^28",
-        "fast int32 / fast float32 GB/s, cold, n = 2^28"]
-    assert rows["fast / cub GB/s, cold, float32 n = 2^28"] == pytest.approx(
-        (3000 / 2900, ">= 1.00x", True))
-    assert rows["fast / cub GB/s, cold, float32 n = 2^20"] == pytest.approx(
-        (3.0, ">= 1.50x", True))
-    assert rows["fast / cub GB/s, cold, float32 n = 2^22"] == pytest.approx(
-        (1.6, ">= 1.50x", True))
+    # fast / cub at every size, the floor's share from 2^24, per dtype;
+    # then the int32 and latency targets
+    floor = f"float(cudareduce.sum(x)) / {peers.LAUNCH_POLL_FLOOR}"
+    assert list(rows) == [
+        what for dtype in peers.COMPARE_DTYPES for n in peers.COMPARE_SIZES
+        for what in ([f"{SPEED}, {_at(dtype, n)}"]
+                     + [f"{FLOOR}, {_at(dtype, n)}"] * (n >= 1 << 24))] + [
+        "fast int32 / fast float32 GB/s, cold, n = 2^28",
+        f"{LATENCY}, cupy x, n = 1024", f"{floor}, cupy x, n = 1024",
+        f"{LATENCY}, torch x, n = 1024", f"{floor}, torch x, n = 1024"]
+    # comparison()'s cold times differ by method (cold, fast / cub is 0.96x
+    # at 2^28): these are back to back
+    for dtype in peers.COMPARE_DTYPES:
+        for n in peers.COMPARE_SIZES:
+            assert rows[f"{SPEED}, {_at(dtype, n)}"] == pytest.approx(
+                (COMPARISON_CUB_SPEED[n], BOUNDS[n], True))
+            if n >= 1 << 24:
+                assert rows[f"{FLOOR}, {_at(dtype, n)}"] == pytest.approx(
+                    (COMPARISON_FLOOR_SHARE, ">= 0.95x", True))
     assert rows["fast int32 / fast float32 GB/s, cold, n = 2^28"] == \
-        pytest.approx((2950 / 3000, ">= 0.95x", True))
+        pytest.approx((1.0, ">= 0.95x", True))
     assert rows[f"{LATENCY}, cupy x, n = 1024"] == pytest.approx(
         (9 / 23, "<= 0.50x", True))
     assert rows[f"{LATENCY}, torch x, n = 1024"] == pytest.approx(
         (10 / 23, "<= 0.50x", True))
-    floor = f"float(cudareduce.sum(x)) / {peers.LAUNCH_POLL_FLOOR}"
     assert rows[f"{floor}, cupy x, n = 1024"] == pytest.approx(
         (9 / 7, "<= 1.50x", True))
     assert rows[f"{floor}, torch x, n = 1024"] == pytest.approx(
         (10 / 7, "<= 1.50x", True))
-    # the peers' GB/s are the library's plain ratios, no target
-    assert len(rows) == 8
+
+
+@pytest.mark.parametrize("dtype, n, bound", [
+    ("float16", 1 << 20, 1.5), ("int8", 1 << 22, 1.3),
+    ("float64", 1 << 24, 1.05), ("int32", 1 << 26, 1.0),
+    ("float32", 1 << 28, 1.0)])
+def test_fast_over_cub_bound_by_size(dtype, n, bound):
+    fast, what = _fast_us(dtype, n), f"{SPEED}, {_at(dtype, n)}"
+    for speed, met in ((bound - 0.01, False), (bound + 0.01, True)):
+        rows = by_what(targets.peers_targets(
+            comparison(cub_us={(dtype, n): fast * speed})))
+        assert rows[what] == pytest.approx((speed, f">= {bound:.2f}x", met))
+
+
+@pytest.mark.parametrize("share, met", [(0.94, False), (0.96, True)])
+def test_the_floor_target_is_from_2_24(share, met):
+    # the floor of int8 at 2^24, back to back: 2 µs + 16 MiB at 3,200 GB/s
+    rows = by_what(targets.peers_targets(comparison(fast_us={
+        ("int8", 1 << 24): 7.24288 / share,
+        ("int8", 1 << 22): 3.31072 / share})))
+    assert rows[f"{FLOOR}, int8 n = 2^24"] == pytest.approx(
+        (share, ">= 0.95x", met))
+    # none below 2^24
+    assert f"{FLOOR}, int8 n = 2^22" not in rows
+    assert [what for what in rows if what.startswith(FLOOR)] == [
+        f"{FLOOR}, {_at(dtype, n)}" for dtype in peers.COMPARE_DTYPES
+        for n in (1 << 24, 1 << 26, 1 << 28)]
 
 
 @pytest.mark.parametrize("change, what", [
-    ({"fast_big": 2800.0}, "fast / cub GB/s, cold, float32 n = 2^28"),
-    ({"int_big": 2800.0}, "fast int32 / fast float32 GB/s, cold, n = 2^28"),
+    ({"cub_us": {("int8", 1 << 20): 3.0}}, f"{SPEED}, int8 n = 2^20"),
+    ({"fast_us": {("float64", 1 << 26): 300.0}},
+     f"{FLOOR}, float64 n = 2^26"),
+    ({"fast_us": {("int32", BIG): 400.0}},
+     "fast int32 / fast float32 GB/s, cold, n = 2^28"),
     ({"ours_cupy": 12.0}, f"{LATENCY}, cupy x, n = 1024"),
     ({"launch_poll": 5.0}, "float(cudareduce.sum(x)) / "
      "launch + poll floor (C, one-thread kernel), torch x, n = 1024"),
@@ -70,9 +123,13 @@ def test_a_missed_target_is_marked(change, what):
 
 
 def test_a_wrong_row_gives_no_figure():
-    rows = by_what(targets.peers_targets(comparison(wrong_cub_at=1 << 22)))
-    assert rows["fast / cub GB/s, cold, float32 n = 2^22"] == \
-        (None, ">= 1.50x", None)
+    rows = by_what(targets.peers_targets(
+        comparison(wrong_cub_at=("float16", 1 << 26))))
+    assert rows[f"{SPEED}, float16 n = 2^26"] == (None, ">= 1.00x", None)
+    # fast's figure stands: the floor's share has one
+    assert rows[f"{FLOOR}, float16 n = 2^26"][2] is True
+    assert rows[f"{SPEED}, float16 n = 2^24"][2] is True
+    assert rows[f"{SPEED}, float32 n = 2^26"][2] is True
 
 
 def test_host_targets():
@@ -97,16 +154,24 @@ def test_host_targets_without_our_figure():
 
 
 def test_format_targets():
-    rows = targets.peers_targets(comparison(fast_big=2800.0,
-                                            wrong_cub_at=1 << 22))
+    # float32 2^28: fast 400 µs, cub 380, the floor 337.54 (2 µs + 1 GiB
+    # at 3,200 GB/s)
+    rows = targets.peers_targets(comparison(
+        fast_us={("float32", BIG): 400.0}, cub_us={("float32", BIG): 380.0},
+        wrong_cub_at=("int8", 1 << 22)))
     lines = targets.format_targets(rows).splitlines()
     assert lines[0].split() == ["target", "value", "bound", "met"]
     cells = {line.split("  ")[0]: line.split() for line in lines[2:]}
-    assert cells["fast / cub GB/s, cold, float32 n = 2^28"][-4:] == \
-        [f"{2800 / 2900:.2f}x", ">=", "1.00x", "NO"]
-    assert cells["fast / cub GB/s, cold, float32 n = 2^22"][-5:] == \
-        ["-", ">=", "1.50x", "no", "figure"]
-    assert cells["fast / cub GB/s, cold, float32 n = 2^20"][-1] == "yes"
+    assert cells[f"{SPEED}, float32 n = 2^28"][-4:] == \
+        ["0.95x", ">=", "1.00x", "NO"]
+    assert cells[f"{FLOOR}, float32 n = 2^28"][-4:] == \
+        ["0.84x", ">=", "0.95x", "NO"]
+    assert cells[f"{SPEED}, int8 n = 2^22"][-5:] == \
+        ["-", ">=", "1.30x", "no", "figure"]
+    assert cells[f"{SPEED}, float32 n = 2^20"][-4:] == \
+        ["2.00x", ">=", "1.50x", "yes"]
+    assert cells[f"{FLOOR}, int8 n = 2^24"][-4:] == \
+        ["0.98x", ">=", "0.95x", "yes"]
 
 
 # ---------------------------------------------------------------------------
@@ -259,7 +324,8 @@ def _default_at(doc: dict, n: int) -> dict:
 
 @pytest.mark.parametrize("document, status", [
     (comparison(), 0), (comparison(ours_torch=12.0), 1),
-    (comparison(wrong_cub_at=1 << 20), 1),
+    (comparison(wrong_cub_at=("int32", 1 << 20)), 1),
+    (comparison(fast_us={("float16", 1 << 24): 20.0}), 1),
     (host_document(), 0), (host_document(numpy_ms=60.0), 1),
     (host_document(ours_correct=False), 1),
     (_default_at(synthetic_document(), 1 << 24), 0),

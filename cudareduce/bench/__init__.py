@@ -86,8 +86,8 @@ The ``--peers`` document (``--peers --json``)
 ---------------------------------------------
 What :func:`compare` returns::
 
-    {"results": <the JSON document above: fast, cub and the peers, float32
-                 at each of COMPARE_SIZES and int32 at the largest>,
+    {"results": <the JSON document above: fast, cub and the peers, each
+                 dtype of COMPARE_DTYPES at each of COMPARE_SIZES>,
      "latency_us": {call: float, ...}}
 
 ``latency_us`` holds the median wall time, in µs, of each end-to-end call
@@ -144,8 +144,9 @@ from .host import (HOST_DTYPES, HOST_SIZES, HostRatios, format_host,
                    host_ratios, run_host)
 from .ladder import (DEFAULT_DTYPE, DEFAULT_THREADS, device_info,
                      measure_method, run)
-from .peers import (COMPARE_SIZES, LATENCY_N, compare, comparison_ratios,
-                    format_comparison, measure_latency)
+from .peers import (COMPARE_DTYPES, COMPARE_SIZES, LATENCY_N, compare,
+                    comparison_ratios, floor_us, format_comparison,
+                    measure_latency)
 from .policy import (MAX_BUFFERS, MAX_REPS, MIN_REPS, PILOT_REPS,
                      PILOT_WARMUP, TARGET_SECONDS, WARMUP, choose_batch,
                      choose_reps, rotation_buffers)
@@ -153,13 +154,13 @@ from .sizes import PAPER_N, parse_size, parse_sizes
 from .timers import MethodTimer, load_peer, method_timer
 
 __all__ = [
-    "COMPARE_SIZES", "DEFAULT_DTYPE", "DEFAULT_THREADS", "DTYPES",
+    "COMPARE_DTYPES", "COMPARE_SIZES", "DEFAULT_DTYPE", "DEFAULT_THREADS", "DTYPES",
     "HOST_DTYPES", "HOST_SIZES", "LATENCY_N", "MAX_BUFFERS", "MAX_REPS",
     "MIN_REPS", "PAPER_N", "PEERS", "PILOT_REPS", "PILOT_WARMUP",
     "REFERENCE_METHOD", "RESULT_KEYS", "TABLE_HEADERS", "TARGET_SECONDS",
     "WARMUP", "HostRatios", "MethodTimer", "Results", "choose_batch",
     "choose_reps", "compare", "comparison_ratios", "default_n",
-    "device_info", "format_comparison", "format_group", "format_host",
+    "device_info", "floor_us", "format_comparison", "format_group", "format_host",
     "format_table", "group_results", "host_ratios", "is_correct", "is_peer",
     "is_reference", "load_peer", "main", "make_document", "make_result",
     "measure_floor", "measure_latency", "measure_method", "measure_probe",

@@ -1,6 +1,7 @@
-"""The ``--peers`` mode: ``fast`` beside ``cub``, ``torch.sum`` and
-``cupy.sum`` (GB/s of one run on one GPU), and the end-to-end latency of a
-small sum to a Python float.
+"""The ``--peers`` mode: ``fast`` beside ``cub``, ``torch.sum``,
+``cupy.sum`` and the floor (every dtype of :data:`COMPARE_DTYPES` at every
+size of :data:`COMPARE_SIZES`, one run on one GPU), and the end-to-end
+latency of a small sum to a Python float.
 
 :func:`compare` measures a comparison, ``{"results": <a bench document>,
 "latency_us": {call: µs}}`` (the ``--peers --json`` file, described in
@@ -13,6 +14,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 import cudareduce
 from cudareduce import _cudareduce
 from cudareduce.document import Results
@@ -23,16 +26,19 @@ from .ladder import DEFAULT_THREADS, run
 from .timers import wall_times
 
 __all__ = [
-    "COMPARE_SIZES", "CUPY_FLOAT", "LATENCY_N", "LATENCY_REPS",
-    "LATENCY_WARMUP", "LAUNCH_POLL_FLOOR", "OURS_ON_CUPY", "OURS_ON_TORCH",
-    "TORCH_ITEM",
-    "compare", "comparison_ratios", "format_comparison", "gbps_of",
-    "measure_latency", "ratio",
+    "COMPARE_DTYPES", "COMPARE_SIZES", "CUPY_FLOAT", "LATENCY_N",
+    "LATENCY_REPS", "LATENCY_WARMUP", "LAUNCH_POLL_FLOOR", "OURS_ON_CUPY",
+    "OURS_ON_TORCH", "TIMINGS", "TORCH_ITEM",
+    "compare", "comparison_ratios", "comparison_rows", "floor_us",
+    "format_comparison", "gbps_of", "measure_latency", "ratio", "time_of",
 ]
 
-#: Sizes of the fast-versus-CUB ratios: 2^20 and 2^22 (where CUB needs two
-#: launches) and 2^28 (bandwidth-bound).
-COMPARE_SIZES = (1 << 20, 1 << 22, 1 << 28)
+#: Sizes of the comparison: from 2^20 (where CUB needs two launches and
+#: fixed costs weigh most) to 2^28 (bandwidth-bound), every other power.
+COMPARE_SIZES = (1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28)
+#: Element types of the comparison, in its order (int8 and int32 sum into
+#: int64, float16 into float16 through a float32 accumulator).
+COMPARE_DTYPES = ("float32", "float64", "float16", "int8", "int32")
 #: Elements of the end-to-end latency test (result on the host).
 LATENCY_N = 1024
 LATENCY_WARMUP = 200
@@ -107,9 +113,11 @@ def compare(threads: int = DEFAULT_THREADS, peers: bool = True,
     """What ``--peers`` measures: ``fast`` against ``cub`` and the peers.
 
     Times ``fast``, ``cub`` and (with `peers`) ``torch.sum`` and
-    ``cupy.sum`` on float32 at :data:`COMPARE_SIZES` and on int32 at the
-    largest, as :func:`~cudareduce.bench.ladder.run` does, then the
-    end-to-end latency of :func:`measure_latency`.
+    ``cupy.sum`` on each dtype of :data:`COMPARE_DTYPES` at each size of
+    :data:`COMPARE_SIZES`, as :func:`~cudareduce.bench.ladder.run` does,
+    then the end-to-end latency of :func:`measure_latency`.  The document's
+    floor is the first dtype's run's; its read probes are every run's, one
+    per byte count.
 
     Returns
     -------
@@ -118,12 +126,12 @@ def compare(threads: int = DEFAULT_THREADS, peers: bool = True,
         :func:`format_comparison`.
     """
     methods = ["fast", REFERENCE_METHOD]
-    floats = run(methods, COMPARE_SIZES, "float32", threads, peers=peers,
-                 progress=progress, seed=seed)
-    ints = run(methods, COMPARE_SIZES[-1:], "int32", threads, peers=peers,
-               progress=progress, seed=seed)
-    results = Results({**floats,
-                       "results": floats["results"] + ints["results"]})
+    runs = [run(methods, COMPARE_SIZES, dtype, threads, peers=peers,
+                progress=progress, seed=seed) for dtype in COMPARE_DTYPES]
+    probes = {p["bytes"]: p for r in reversed(runs) for p in r["probes"]}
+    results = Results({**runs[0],
+                       "probes": [probes[b] for b in sorted(probes)],
+                       "results": [x for r in runs for x in r["results"]]})
     latency = measure_latency(_cudareduce.device_info()["ordinal"])
     return {"results": results, "latency_us": latency}
 
@@ -139,39 +147,100 @@ def gbps_of(results: Mapping[str, Any], method: str, dtype: str,
     return None
 
 
+def time_of(results: Mapping[str, Any], method: str, dtype: str, n: int,
+            timing: str) -> float | None:
+    """The µs of (`method`, `dtype`, `n`) in the bench document `results`,
+    by `timing` (``"cold_us"``, ``"batch_us"``, ``"call_us"``); None where
+    it was not measured or is WRONG."""
+    for r in results["results"]:
+        if (r["method"], r["dtype"], r["n"]) == (method, dtype, n):
+            return r[timing] if r["correct"] else None
+    return None
+
+
+def floor_us(results: Mapping[str, Any], dtype: str, n: int,
+             timing: str) -> float:
+    """The floor of a reduction of `n` elements of `dtype`, in µs, timed as
+    `timing` says (``"cold_us"`` or ``"batch_us"``): the document's empty
+    kernel plus the bytes at its read ceiling.  Below about 2^24 elements it
+    leaves out the DRAM latency and the combination across blocks that any
+    reduction pays."""
+    floor = results["floor"]
+    way = {"cold_us": "cold", "batch_us": "batch"}[timing]
+    nbytes = n * np.dtype(dtype).itemsize
+    return floor[f"empty_{way}_us"] + nbytes / (floor[f"read_{way}_gbps"]
+                                                * 1e3)
+
+
 def ratio(num: float | None, den: float | None) -> float | None:
     """`num` / `den`, or None where either figure is missing (or zero)."""
     return None if not num or not den else num / den
 
 
-#: The timings the ratios compare, as the document and the report name them.
-_TIMINGS = (("cold_us", "cold"), ("batch_us", "back to back"))
+#: The GPU timings the comparison shows, as the document and the report
+#: name them.
+TIMINGS = (("cold_us", "cold"), ("batch_us", "back to back"))
 
 
-def comparison_ratios(comparison: Mapping[str, Any]
-                      ) -> list[tuple[str, float | None]]:
-    """(what, ratio) of ``fast``'s GB/s over ``cub``'s and each peer's,
-    float32, at each of :data:`COMPARE_SIZES`, cold and back to back; the
-    ratio is None where a figure is missing or WRONG."""
+def comparison_ratios(comparison: Mapping[str, Any], timing: str
+                      ) -> list[tuple[str, int, dict[str, float | None]]]:
+    """(dtype, n, ratios) at each dtype and size of the comparison, timed
+    as `timing` says (``"cold_us"`` or ``"batch_us"``): ``fast``'s speed
+    over ``cub``'s and each peer's (their time over fast's), and
+    ``"floor"``, the floor's time over fast's (:func:`floor_us`).  A ratio
+    is None where a figure is missing or WRONG."""
     results = comparison["results"]
-    return [(f"fast / {other} GB/s, {label}, float32 n = {short_n(n)}",
-             ratio(gbps_of(results, "fast", "float32", n, key),
-                   gbps_of(results, other, "float32", n, key)))
-            for key, label in _TIMINGS
-            for other in (REFERENCE_METHOD, *PEERS) for n in COMPARE_SIZES]
+    rows = []
+    for dtype in COMPARE_DTYPES:
+        for n in COMPARE_SIZES:
+            fast = time_of(results, "fast", dtype, n, timing)
+            ratios = {other: ratio(time_of(results, other, dtype, n, timing),
+                                   fast)
+                      for other in (REFERENCE_METHOD, *PEERS)}
+            ratios["floor"] = ratio(floor_us(results, dtype, n, timing),
+                                    fast)
+            rows.append((dtype, n, ratios))
+    return rows
+
+
+def _us(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.2f}"
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}×"
+
+
+def comparison_rows(comparison: Mapping[str, Any], timing: str
+                    ) -> list[list[str]]:
+    """The rows of the comparison's table for `timing`: dtype, n, the µs of
+    fast, cub and the floor, then fast's speed over cub's, the peers' and
+    the floor's share of fast's time."""
+    results = comparison["results"]
+    return [[dtype, short_n(n),
+             _us(time_of(results, "fast", dtype, n, timing)),
+             _us(time_of(results, REFERENCE_METHOD, dtype, n, timing)),
+             _us(floor_us(results, dtype, n, timing)),
+             *(_times(ratios[other]) for other in (REFERENCE_METHOD, *PEERS)),
+             "-" if ratios["floor"] is None
+             else f"{100 * ratios['floor']:.0f}%"]
+            for dtype, n, ratios in comparison_ratios(comparison, timing)]
 
 
 def format_comparison(comparison: Mapping[str, Any]) -> str:
     """The ``--peers`` report: the results table, the end-to-end latencies
-    and the ratios of :func:`comparison_ratios`."""
+    and, for each GPU timing, the comparison of :func:`comparison_rows`."""
     lines = [format_table(comparison["results"]), "",
              f"End to end, {LATENCY_N} float32 elements to a Python float "
              f"(median of {LATENCY_REPS} calls, wall clock)"]
     lines += render(("call", "µs"),
                     [[call, f"{us:.1f}"]
                      for call, us in comparison["latency_us"].items()])
-    lines += ["", "Ratios (same run, same GPU)"]
-    lines += render(("ratio", "value"),
-                    [[what, "-" if value is None else f"{value:.2f}×"]
-                     for what, value in comparison_ratios(comparison)])
+    headers = ("dtype", "n", "fast µs", "cub µs", "floor µs",
+               "fast / cub", *(f"fast / {p}" for p in PEERS), "floor / fast")
+    for timing, label in TIMINGS:
+        lines += ["", f"fast against cub, the peers and the floor, GPU time "
+                      f"{label} (same run, same GPU; floor = empty kernel "
+                      f"+ bytes / read ceiling)"]
+        lines += render(headers, comparison_rows(comparison, timing))
     return "\n".join(lines)
