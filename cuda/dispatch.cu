@@ -163,7 +163,7 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
         /* The call does not wait: scratch of its own, freed after it on
          * the stream, its slots and tickets zeroed there. */
         const size_t slot_bytes = (size_t)r->plan.pass[0].blocks
-                                  * CR_FAST_SLOT_BYTES(r->acc_size);
+                                  * CR_FLAGGED_BYTES(r->acc_size);
         const size_t zeroed_bytes = aligned16(slot_bytes
                                               + sizeof(unsigned int));
         CR_CHECK(cudaMallocAsync(&r->scratch,
@@ -202,21 +202,23 @@ cr_reducer_launch(cr_reducer *r, const void *in, int64_t n, void *out,
                                  stream, error);
     case CR_METHOD_FAST: {
         void *result = out;
-        unsigned int *done = NULL;
+        unsigned long long *words = NULL;
         unsigned int sequence = 0;
         if (out == NULL && r->fast == NULL) {
             result = r->device_result;
         }
         else if (out == NULL) {
-            result = r->fast->result_device;
-            done = reinterpret_cast<unsigned int *>(
-                static_cast<char *>(result) + CR_DONE_OFFSET);
-            sequence = ++r->fast->sequence;
+            words = r->fast->result_device;
+            /* Never 0, the flag of words not yet written. */
+            if (++r->fast->sequence == 0) {
+                r->fast->sequence = 1;
+            }
+            sequence = r->fast->sequence;
         }
         status = r->entry->run_fast(
             &r->plan.pass[0], in,
             r->fast != NULL ? r->fast->slots : r->scratch,
-            r->fast != NULL ? r->fast->tickets : r->tickets, result, done,
+            r->fast != NULL ? r->fast->tickets : r->tickets, result, words,
             sequence, stream, error);
         if (status == CR_OK && pass_ends != NULL) {
             CR_CHECK(cudaEventRecord(pass_ends[0], stream));
@@ -243,24 +245,50 @@ cr_reducer_passes(const cr_reducer *r)
     return r->method == CR_METHOD_CUB ? 0 : r->plan.count;
 }
 
+/* Whether every word of `read` carries `sequence`. */
+static int
+all_flagged(const unsigned long long *read, int count, unsigned int sequence)
+{
+    for (int w = 0; w < count; w++) {
+        if ((unsigned int)(read[w] >> 32) != sequence) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Each word read whole (an aligned 64-bit load), all before any test. */
+static void
+read_words(const volatile unsigned long long *words, int count,
+           unsigned long long *read)
+{
+    for (int w = 0; w < count; w++) {
+        read[w] = words[w];
+    }
+}
+
 cr_status
-cr_wait_for_word(const volatile unsigned int *word, unsigned int sequence,
-                 cudaStream_t stream, cr_error *error)
+cr_wait_for_words(const volatile unsigned long long *words, int count,
+                  unsigned int sequence, unsigned long long *read,
+                  cudaStream_t stream, cr_error *error)
 {
     cr_status status = CR_OK;
     const auto start = std::chrono::steady_clock::now();
-    while (*word != sequence) {
+    read_words(words, count, read);
+    while (!all_flagged(read, count, sequence)) {
         if (std::chrono::steady_clock::now() - start
             > std::chrono::nanoseconds(CR_POLL_SPIN_NS)) {
             CR_CHECK(cudaStreamSynchronize(stream));
-            if (*word != sequence) {
+            read_words(words, count, read);
+            if (!all_flagged(read, count, sequence)) {
                 return cr_fail(error, CR_ERR_CUDA, "a kernel finished "
-                               "without writing the word polled for");
+                               "without writing the words polled for");
             }
             break;
         }
+        read_words(words, count, read);
     }
-    /* What the kernel wrote before the word is read after it. */
+    /* What the kernel wrote before the words is read after them. */
     std::atomic_thread_fence(std::memory_order_acquire);
 done:
     return status;
@@ -272,13 +300,12 @@ cr_reducer_fetch(cr_reducer *r, void *result, cudaStream_t stream,
 {
     cr_status status = CR_OK;
     if (r->fast != NULL) {
-        status = cr_wait_for_word(
-            reinterpret_cast<const volatile unsigned int *>(
-                static_cast<const char *>(r->fast->result_host)
-                + CR_DONE_OFFSET),
-            r->fast->sequence, stream, error);
+        const int count = CR_FLAGGED_WORDS(r->acc_size);
+        unsigned long long read[CR_FLAGGED_WORDS(CR_MAX_ACCUMULATOR_BYTES)];
+        status = cr_wait_for_words(r->fast->result_host, count,
+                                   r->fast->sequence, read, stream, error);
         if (status == CR_OK) {
-            memcpy(result, r->fast->result_host, r->acc_size);
+            cr_unpack_flagged(read, count, result, r->acc_size);
         }
         return status;
     }

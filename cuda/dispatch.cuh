@@ -59,13 +59,15 @@ cr_status cr_reducer_launch(cr_reducer *r, const void *in, int64_t n,
  * CUB, whose launches are its own. */
 int cr_reducer_passes(const cr_reducer *r);
 
-/* Polls `word` in mapped host memory until a kernel on `stream` has
- * written `sequence` there, for up to CR_POLL_SPIN_NS, then synchronizes
- * the stream (which reports a failed launch); what the kernel wrote
- * before the word is then visible. */
-cr_status cr_wait_for_word(const volatile unsigned int *word,
-                           unsigned int sequence, cudaStream_t stream,
-                           cr_error *error);
+/* Polls the `count` flagged words (flagged_words.cuh) at `words`, in
+ * mapped host memory, until a kernel on `stream` has flagged each with
+ * `sequence`, for up to CR_POLL_SPIN_NS, then synchronizes the stream
+ * (which reports a failed launch); the words as last read, whole, are in
+ * `read`. */
+cr_status cr_wait_for_words(const volatile unsigned long long *words,
+                            int count, unsigned int sequence,
+                            unsigned long long *read, cudaStream_t stream,
+                            cr_error *error);
 
 /* Waits for the launches and copies the result to `result`.  The fast
  * method's is polled in mapped memory for up to CR_POLL_SPIN_NS (a call

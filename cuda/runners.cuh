@@ -38,22 +38,22 @@ cr_status run_passes(cr_method method, const cr_plan *plan, const void *in,
                      cr_error *error);
 
 /* The fast method's one launch (fast.cuh): `pass` from its plan, the
- * blocks' slots in `slots` (CR_FAST_SLOT_BYTES each, zero before, cleared
- * again after), the ticket counter (zero before, re-armed to zero after)
- * and the one result written to `result`, which may be mapped pinned host
- * memory; then, with `done` set (mapped too), `sequence` written to
- * *done. */
+ * blocks' slots in `slots` (CR_FLAGGED_BYTES of the accumulator each,
+ * zero before, cleared again after), the ticket counter (zero before,
+ * re-armed to zero after) and the one result, written to `result`, or
+ * with `words` set (mapped host memory) to its flagged words, flagged
+ * `sequence` (flagged_words.cuh). */
 typedef cr_status (*cr_fast_fn)(const cr_pass *pass, const void *in,
                                 void *slots, unsigned int *tickets,
-                                void *result, unsigned int *done,
+                                void *result, unsigned long long *words,
                                 unsigned int sequence, cudaStream_t stream,
                                 cr_error *error);
 
 template <class T, class Acc, class Op>
 cr_status run_fast(const cr_pass *pass, const void *in, void *slots,
-                   unsigned int *tickets, void *result, unsigned int *done,
-                   unsigned int sequence, cudaStream_t stream,
-                   cr_error *error);
+                   unsigned int *tickets, void *result,
+                   unsigned long long *words, unsigned int sequence,
+                   cudaStream_t stream, cr_error *error);
 
 /* cub::DeviceReduce::Reduce of n elements into the device slot `result`,
  * with the same operator and accumulator; with temp == NULL it only sets

@@ -115,11 +115,11 @@ done:
 template <class T, class Acc, class Op>
 cr_status
 run_fast(const cr_pass *pass, const void *in, void *slots,
-         unsigned int *tickets, void *result, unsigned int *done,
+         unsigned int *tickets, void *result, unsigned long long *words,
          unsigned int sequence, cudaStream_t stream, cr_error *error)
 {
     using fast_fn = void (*)(const T *, int64_t, unsigned long long *,
-                             unsigned int *, Acc *, unsigned int *,
+                             unsigned int *, Acc *, unsigned long long *,
                              unsigned int);
     static constexpr fast_fn kernels[CR_BLOCK_SIZES] =
         CR_PER_BLOCK_SIZE(reduce_fast, T, Acc, Op);
@@ -129,7 +129,7 @@ run_fast(const cr_pass *pass, const void *in, void *slots,
                                                pass->threads, 0, stream>>>(
         static_cast<const T *>(in), pass->n_in,
         static_cast<unsigned long long *>(slots), tickets,
-        static_cast<Acc *>(result), done, sequence);
+        static_cast<Acc *>(result), words, sequence);
     CR_CHECK(cudaGetLastError());
 done:
     return status;
@@ -166,7 +166,7 @@ done:
         const cudaEvent_t *, void **, cr_error *);                        \
     template cr_status run_fast<T, Acc, Op>(                              \
         const cr_pass *, const void *, void *, unsigned int *, void *,    \
-        unsigned int *, unsigned int, cudaStream_t, cr_error *);          \
+        unsigned long long *, unsigned int, cudaStream_t, cr_error *);    \
     CR_CUB_INSTANCE_##CUB(T, Acc, Op)
 
 #include "instances.def"

@@ -211,19 +211,21 @@ probe_read(const int4 *in, int64_t words, int *sink)
 }
 
 __global__ void
-probe_signal(volatile unsigned int *word, unsigned int value)
+probe_signal(volatile unsigned long long *word, unsigned int sequence)
 {
-    *word = value;
+    *word = (unsigned long long)sequence << 32;
 }
 
 /* CR_PROBE_LAUNCH_POLL: wall time, on the host, from the launch until the
- * kernel's word is seen in mapped memory, as a fast call's result is. */
+ * kernel's flagged word is seen in mapped memory, as a fast call's result
+ * is. */
 static cr_status
 time_launch_poll(const cr_timing *timing, cudaStream_t stream,
                  float *times_ms, cr_error *error)
 {
     cr_status status = CR_OK;
-    unsigned int *word = NULL, *device_word = NULL;
+    unsigned long long *word = NULL, *device_word = NULL;
+    unsigned long long read = 0;
     unsigned int sequence = 0;
     CR_CHECK(cudaHostAlloc((void **)&word, sizeof(*word),
                            cudaHostAllocMapped));
@@ -233,7 +235,7 @@ time_launch_poll(const cr_timing *timing, cudaStream_t stream,
         const auto start = std::chrono::steady_clock::now();
         probe_signal<<<1, 1, 0, stream>>>(device_word, ++sequence);
         CR_CHECK(cudaGetLastError());
-        status = cr_wait_for_word(word, sequence, stream, error);
+        status = cr_wait_for_words(word, 1, sequence, &read, stream, error);
         if (status != CR_OK) {
             goto done;
         }

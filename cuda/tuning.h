@@ -12,8 +12,8 @@
 #define CR_THREADS_PER_SM 2048
 
 /* The most blocks per SM such a plan asks for (CR_THREADS_PER_SM of the
- * smallest block): the fast method's workspace holds one slot per block
- * of this many per SM (workspace.cu). */
+ * smallest block): the fast method's workspace holds one partial per
+ * block of this many per SM (workspace.cu). */
 #define CR_MAX_BLOCKS_PER_SM (CR_THREADS_PER_SM / CR_MIN_THREADS)
 
 /* A workspace partial's size: it must hold every accumulator. */
@@ -30,11 +30,6 @@ CR_TYPES(CR_CHECK_ACCUMULATOR_FITS)
  * against 4: int8 2^28 95.2 against 107.9 us, 2^26 28.7 against 31.5;
  * float16 2^20 4.55 against 4.78; float32 within 2 % from 2^20 to 2^28. */
 #define CR_FAST_UNROLL 2
-
-/* The fast method's partials cross the grid as 64-bit words, a flag
- * beside each 32 bits of accumulator (fast.cuh): a block's slot is this
- * many bytes. */
-#define CR_FAST_SLOT_BYTES(acc_size) (((acc_size) + 3) / 4 * 8)
 
 /* How long a call polls the mapped slot that the fast kernel writes its
  * result to before it blocks in cudaStreamSynchronize: longer than a

@@ -1,6 +1,6 @@
 /* workspace.cu: a free list of fast-method workspaces, per device, behind a
  * mutex.  A workspace is checked out for one call (which waits for the
- * kernel's done word, written after the kernel's last use of the
+ * kernel's result words, written after the kernel's last use of the
  * workspace, before checking it back in), so concurrent calls never share
  * one, and a steady caller allocates nothing. */
 #include <cstdlib>
@@ -32,7 +32,7 @@ cr_workspace_fill(cr_workspace *workspace, cr_error *error)
                                     cudaDevAttrMultiProcessorCount,
                                     workspace->device));
     slot_bytes = (size_t)sm_count * CR_MAX_BLOCKS_PER_SM
-                 * CR_FAST_SLOT_BYTES(CR_MAX_ACCUMULATOR_BYTES);
+                 * CR_FLAGGED_BYTES(CR_MAX_ACCUMULATOR_BYTES);
     CR_CHECK(cudaMalloc(&workspace->slots,
                         slot_bytes + sizeof(unsigned int)));
     workspace->tickets = reinterpret_cast<unsigned int *>(
@@ -42,11 +42,12 @@ cr_workspace_fill(cr_workspace *workspace, cr_error *error)
     /* The memset runs on the legacy stream; a caller's non-blocking
      * stream would not wait for it. */
     CR_CHECK(cudaStreamSynchronize(0));
-    CR_CHECK(cudaHostAlloc(&workspace->result_host,
-                           CR_DONE_OFFSET + sizeof(unsigned int),
+    CR_CHECK(cudaHostAlloc((void **)&workspace->result_host,
+                           CR_FLAGGED_BYTES(CR_MAX_ACCUMULATOR_BYTES),
                            cudaHostAllocMapped));
-    memset(workspace->result_host, 0, CR_DONE_OFFSET + sizeof(unsigned int));
-    CR_CHECK(cudaHostGetDevicePointer(&workspace->result_device,
+    memset(workspace->result_host, 0,
+           CR_FLAGGED_BYTES(CR_MAX_ACCUMULATOR_BYTES));
+    CR_CHECK(cudaHostGetDevicePointer((void **)&workspace->result_device,
                                       workspace->result_host, 0));
 done:
     return status;

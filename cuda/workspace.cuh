@@ -3,27 +3,25 @@
 #define CUDAREDUCE_WORKSPACE_CUH
 
 #include "cudareduce.h"
+#include "flagged_words.cuh"
 #include "kept_list.cuh"
 #include "tuning.h"
 
 /* One call's scratch on one device: the blocks' slots and the ticket
- * counter (all zero whenever the workspace is not checked out) and a
- * pinned, mapped
- * host slot that the kernel writes the result to, so that no copy is
- * queued after it, followed by a word that the kernel then sets to
- * `sequence`, the number of its launch, which the host polls. */
+ * counter (all zero whenever the workspace is not checked out) and, in
+ * pinned, mapped host memory, the flagged words (flagged_words.cuh) that
+ * the kernel writes the result to, so that no copy is queued after it,
+ * each flagged with `sequence`, the number of its launch, which the host
+ * polls. */
 typedef struct cr_workspace {
     struct cr_workspace *next;
     int device;
     void *slots;                /* device */
     unsigned int *tickets;      /* device, after the slots */
-    void *result_host;          /* pinned: the value, then the done word */
-    void *result_device;        /* the same slot, as the kernel sees it */
+    unsigned long long *result_host;    /* pinned: the result's words */
+    unsigned long long *result_device;  /* the same, as the kernel sees it */
     unsigned int sequence;      /* of the last launch */
 } cr_workspace;
-
-/* The done word, after the value in the pinned slot. */
-#define CR_DONE_OFFSET CR_MAX_ACCUMULATOR_BYTES
 
 /* The kept workspaces (kept_list.cuh): a call checks one of the current
  * device out (acquire: a kept one, else a new one), for itself, so calls
