@@ -31,6 +31,17 @@ crpy_lookup_dtype(PyArray_Descr *descr)
 }
 
 const crpy_dtype *
+crpy_dtype_named(const char *name)
+{
+    for (int t = 0; t < CR_TYPE_COUNT; t++) {
+        if (strcmp(name, dtype_table[t].name) == 0) {
+            return &dtype_table[t];
+        }
+    }
+    return NULL;
+}
+
+const crpy_dtype *
 crpy_dtype_of_type(cr_type type)
 {
     return &dtype_table[type];

@@ -40,6 +40,9 @@ typedef struct {
  * order lands on one row); NULL with TypeError naming it if unsupported. */
 const crpy_dtype *crpy_lookup_dtype(PyArray_Descr *descr);
 const crpy_dtype *crpy_dtype_of_type(cr_type type);
+/* The row of a NumPy dtype name ("float32"); NULL, with no exception, if
+ * none. */
+const crpy_dtype *crpy_dtype_named(const char *name);
 
 /* NumPy's result rules, by the input's kind (dtype_rules.c): numpy.sum's
  * dtype, numpy.mean's, the dtype numpy.mean sums in, and the input's own

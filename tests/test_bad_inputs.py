@@ -95,6 +95,44 @@ class RaisingCAI:
                            "use tensor.detach()")
 
 
+def torch_like(**changes):
+    """An object cudareduce takes for a torch.Tensor (a class named Tensor,
+    of module torch) and reads from its attributes: 5 float32 on a CUDA
+    device at a fake pointer, changed (``data_ptr`` may be an exception to
+    raise).  Its ``__cuda_array_interface__`` raises LookupError("asked the
+    interface"), so a case that falls back to the interface says so."""
+    facts = {"is_cuda": True, "requires_grad": False,
+             "layout": "torch.strided", "dtype": "torch.float32",
+             "shape": (5,), "contiguous": True, "stride": (1,),
+             "data_ptr": FAKE_POINTER}
+    facts.update(changes)
+
+    class Tensor:
+        __module__ = "torch"
+        is_cuda = facts["is_cuda"]
+        requires_grad = facts["requires_grad"]
+        layout = facts["layout"]
+        dtype = facts["dtype"]
+        shape = facts["shape"]
+
+        def is_contiguous(self):
+            return facts["contiguous"]
+
+        def stride(self):
+            return facts["stride"]
+
+        def data_ptr(self):
+            if isinstance(facts["data_ptr"], Exception):
+                raise facts["data_ptr"]
+            return facts["data_ptr"]
+
+        @property
+        def __cuda_array_interface__(self):
+            raise LookupError("asked the interface")
+
+    return Tensor()
+
+
 class Exporter:
     """A DLPack producer: `capsule()` makes what __dlpack__ returns,
     `device` is what __dlpack_device__ says."""
@@ -157,6 +195,28 @@ class Bad:
 
 
 CATALOGUE = [
+    # --- a torch.Tensor read from its attributes (csrc/input.c) -----------
+    Bad("torch-misaligned", lambda f: f(torch_like(data_ptr=FAKE_POINTER + 2)),
+        ValueError, r"torch.Tensor: data pointer .* is not aligned to the "
+        r"4-byte item size"),
+    Bad("torch-shape-not-ints", lambda f: f(torch_like(shape=(5.0,))),
+        TypeError, r"torch.Tensor shape must be ints, not float"),
+    Bad("torch-strides-not-matching",
+        lambda f: f(torch_like(shape=(5, 1), contiguous=False, stride=(1,))),
+        ValueError, r"stride\(\) does not match its shape"),
+    Bad("torch-data-ptr-raises",
+        lambda f: f(torch_like(data_ptr=RuntimeError("no storage"))),
+        RuntimeError, r"no storage"),
+    # What PyTorch's interface refuses goes to it, for PyTorch's error.
+    Bad("torch-requires-grad-asks-the-interface",
+        lambda f: f(torch_like(requires_grad=True)), LookupError,
+        r"asked the interface"),
+    Bad("torch-bfloat16-asks-the-interface",
+        lambda f: f(torch_like(dtype="torch.bfloat16")), LookupError,
+        r"asked the interface"),
+    Bad("torch-sparse-asks-the-interface",
+        lambda f: f(torch_like(layout="torch.sparse_coo")), LookupError,
+        r"asked the interface"),
     # --- dtypes NumPy arrays (and array-likes) cannot be reduced in -------
     Bad("object-array", lambda f: f(np.array([1, "a", None], object)),
         TypeError, r"does not support dtype object; " + SUPPORTED_LIST),

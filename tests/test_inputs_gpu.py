@@ -9,7 +9,10 @@ reported as a skip (which ``.ci/gpu-check`` fails).
 
 Protocols (``to_input`` makes each from a host array)
     cupy          CuPy array, ``__cuda_array_interface__`` (CAI) v3
-    torch-cai     PyTorch CUDA tensor (CAI v2, which names no stream)
+    torch         PyTorch CUDA tensor, read from its attributes as its CAI
+                  (v2, which names no stream) would give them
+    torch-cai     the same behind an empty torch.Tensor subclass
+                  (``cai_tensor``): through PyTorch's own CAI
     numba         Numba device array (CAI v3)
     torch-dlpack  PyTorch CUDA tensor behind ``DLPackOnly``: DLPack only
     jax-dlpack    JAX GPU array behind ``DLPackOnly``.  Generated only
@@ -160,6 +163,19 @@ def _torch_tensor(request, host):
     return torch.from_numpy(host).to("cuda")
 
 
+@functools.cache
+def cai_tensor(torch):
+    """An empty torch.Tensor subclass: cudareduce reads only torch.Tensor
+    itself from its attributes, so this one goes through PyTorch's
+    ``__cuda_array_interface__``."""
+    return type("CaiTensor", (torch.Tensor,), {})
+
+
+def _torch_cai(request, host):
+    tensor = _torch_tensor(request, host)
+    return tensor.as_subclass(cai_tensor(request.getfixturevalue("torch")))
+
+
 def _numba_array(request, host):
     return request.getfixturevalue("numba_cuda").to_device(host)
 
@@ -179,15 +195,16 @@ def _numpy_array(request, host):
 
 CONVERTERS = {
     "cupy": _cupy_array,
-    "torch-cai": _torch_tensor,
+    "torch": _torch_tensor,
+    "torch-cai": _torch_cai,
     "numba": _numba_array,
     "torch-dlpack": _torch_dlpack,
     "jax-dlpack": _jax_dlpack,
     "numpy": _numpy_array,
 }
-DEVICE_PROTOCOLS = ("cupy", "torch-cai", "numba", "torch-dlpack")
+DEVICE_PROTOCOLS = ("cupy", "torch", "torch-cai", "numba", "torch-dlpack")
 # CuPy has a grid of its own (test_cupy_grid).
-OTHER_PROTOCOLS = ("torch-cai", "numba", "torch-dlpack", "numpy")
+OTHER_PROTOCOLS = ("torch", "torch-cai", "numba", "torch-dlpack", "numpy")
 
 
 def pytest_generate_tests(metafunc):
@@ -445,16 +462,69 @@ def test_cupy_views(cupy, rng, seed_note, view, dtype, op, method):
 @pytest.mark.parametrize("op", VIEW_OPS)
 @pytest.mark.parametrize("dtype", VIEW_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("view", TORCH_VIEWS)
-@pytest.mark.parametrize("via", ["cai", "dlpack"])
+@pytest.mark.parametrize("via", ["attributes", "cai", "dlpack"])
 def test_torch_views(torch, rng, seed_note, via, view, dtype, op, method):
     make, contiguous = TORCH_VIEWS[view]
     host = random_values(rng, dtype, BASE_N)
     host_view = make(torch.from_numpy(host)).numpy()
     device_view = make(torch.from_numpy(host).to("cuda"))
     assert device_view.is_contiguous() == contiguous
-    obj = device_view if via == "cai" else DLPackOnly(device_view)
+    obj = {"attributes": device_view,
+           "cai": device_view.as_subclass(cai_tensor(torch)),
+           "dlpack": DLPackOnly(device_view)}[via]
     got = reduce(op, obj, method)
     check_reduction(op, host_view, got, method, note=f"({via}) {seed_note}")
+    if via == "attributes":
+        # The same layout as PyTorch's interface gives: the same bits.
+        through_cai = reduce(op, device_view.as_subclass(cai_tensor(torch)),
+                             method)
+        assert got.tobytes() == through_cai.tobytes(), seed_note
+
+
+TORCH_SHAPES = {
+    "empty": lambda t: t[:0],
+    "empty-2d": lambda t: t[:0].reshape(0, 4),
+    "one": lambda t: t[:1],
+    "size-1-dims": lambda t: t[:40].reshape(1, 40, 1),
+    "size-1-dim-transposed": lambda t: t[:4].reshape(4, 1).T,
+    "scalar": lambda t: t[3],
+}
+
+
+@pytest.mark.parametrize("shape", TORCH_SHAPES)
+def test_torch_tensor_read_without_its_interface(torch, rng, monkeypatch,
+                                                 shape):
+    """A torch.Tensor itself is read from its attributes: with its
+    ``__cuda_array_interface__`` broken, it still sums as NumPy does,
+    while a subclass, which goes through the interface, meets the break."""
+    make = TORCH_SHAPES[shape]
+    host = random_values(rng, np.dtype(np.float32), 64)
+    tensor = make(torch.from_numpy(host).to("cuda"))
+    subclassed = tensor.as_subclass(cai_tensor(torch))
+
+    def broken(self):
+        raise LookupError("read through __cuda_array_interface__")
+
+    monkeypatch.setattr(torch.Tensor, "__cuda_array_interface__",
+                        property(broken))
+    got = cudareduce.sum(tensor)
+    check_reduction("sum", make(torch.from_numpy(host)).numpy(), got, "fast")
+    with pytest.raises(LookupError, match="read through"):
+        cudareduce.sum(subclassed)
+
+
+def test_torch_tensor_that_requires_grad_raises_pytorch_error(torch):
+    """Not read from its attributes: PyTorch's interface refuses it, and
+    its error reaches the caller, as before the direct read existed."""
+    tensor = torch.ones(8, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        cudareduce.sum(tensor)
+    assert cudareduce.sum(tensor.detach()) == np.float32(8)
+
+
+def test_torch_tensor_on_the_host_takes_the_host_path(torch):
+    tensor = torch.arange(10, dtype=torch.int32)
+    assert cudareduce.sum(tensor) == 45
 
 
 @st.composite
