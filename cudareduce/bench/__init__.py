@@ -154,15 +154,16 @@ from .sizes import PAPER_N, parse_size, parse_sizes
 from .timers import MethodTimer, load_peer, method_timer
 
 __all__ = [
-    "COMPARE_DTYPES", "COMPARE_SIZES", "DEFAULT_DTYPE", "DEFAULT_THREADS", "DTYPES",
-    "HOST_DTYPES", "HOST_SIZES", "LATENCY_N", "MAX_BUFFERS", "MAX_REPS",
-    "MIN_REPS", "PAPER_N", "PEERS", "PILOT_REPS", "PILOT_WARMUP",
+    "COMPARE_DTYPES", "COMPARE_SIZES", "DEFAULT_DTYPE", "DEFAULT_THREADS",
+    "DTYPES", "HOST_DTYPES", "HOST_SIZES", "LATENCY_N", "MAX_BUFFERS",
+    "MAX_REPS", "MIN_REPS", "PAPER_N", "PEERS", "PILOT_REPS", "PILOT_WARMUP",
     "REFERENCE_METHOD", "RESULT_KEYS", "TABLE_HEADERS", "TARGET_SECONDS",
     "WARMUP", "HostRatios", "MethodTimer", "Results", "choose_batch",
     "choose_reps", "compare", "comparison_ratios", "default_n",
-    "device_info", "floor_us", "format_comparison", "format_group", "format_host",
-    "format_table", "group_results", "host_ratios", "is_correct", "is_peer",
-    "is_reference", "load_peer", "main", "make_document", "make_result",
+    "device_info", "floor_us", "format_comparison", "format_group",
+    "format_host", "format_table", "group_results", "host_ratios",
+    "is_correct", "is_peer", "is_reference", "load_peer", "main",
+    "make_document", "make_result",
     "measure_floor", "measure_latency", "measure_method", "measure_probe",
     "method_timer", "order_results", "parse_size", "parse_sizes",
     "random_array", "reference_sum", "rotation_buffers", "run", "run_host",

@@ -239,8 +239,8 @@ def format_comparison(comparison: Mapping[str, Any]) -> str:
     headers = ("dtype", "n", "fast µs", "cub µs", "floor µs",
                "fast / cub", *(f"fast / {p}" for p in PEERS), "floor / fast")
     for timing, label in TIMINGS:
-        lines += ["", f"fast against cub, the peers and the floor, GPU time "
-                      f"{label} (same run, same GPU; floor = empty kernel "
-                      f"+ bytes / read ceiling)"]
+        lines += ["", (f"fast against cub, the peers and the floor, GPU "
+                       f"time {label} (same run, same GPU; floor = empty "
+                       f"kernel + bytes / read ceiling)")]
         lines += render(headers, comparison_rows(comparison, timing))
     return "\n".join(lines)
