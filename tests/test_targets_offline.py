@@ -203,15 +203,6 @@ def test_the_ladder_target_on_the_synthetic_run():
     assert by_what(got) == expected
 
 
-def test_the_ladder_target_is_at_the_default_size():
-    # 10x at 2^20, the default, counts; 5x at 2^22, the largest, does not
-    doc = document(_steps(100.0, 10.0, n=1 << 20) + _steps(50.0, 10.0))
-    doc["timing"]["default_n"] = 1 << 20
-    assert by_what(targets.ladder_targets(doc)) == {
-        f"{LADDER_WHAT}, float32 n = 2^20, 256 threads": pytest.approx(
-            (10.0, ">= 6.00x", True))}
-
-
 def _steps(first_us, seventh_us, n=1 << 22, dtype="float32", threads=256):
     """Rows of steps 1 and 7 at n, back to back both 10 µs (so that only
     their cold times tell them apart); None: WRONG."""
@@ -221,14 +212,20 @@ def _steps(first_us, seventh_us, n=1 << 22, dtype="float32", threads=256):
                                ("multi_element", seventh_us))]
 
 
-def test_the_ladder_target_is_cold_at_the_largest_n():
+@pytest.mark.parametrize("default_n, at, speedup, met", [
+    # 10x at 2^20, the default, counts; 5x at 2^22, the largest, does not
+    (1 << 20, "2^20", 10.0, True),
     # The default size not measured: 10x at 2^20 does not count, 5x at
     # 2^22, the largest, does
+    (1 << 26, "2^22", 5.0, False),
+])
+def test_the_ladder_target_is_cold_at_the_default_size_else_the_largest(
+        default_n, at, speedup, met):
     doc = document(_steps(100.0, 10.0, n=1 << 20) + _steps(50.0, 10.0))
-    doc["timing"]["default_n"] = 1 << 26
+    doc["timing"]["default_n"] = default_n
     assert by_what(targets.ladder_targets(doc)) == {
-        f"{LADDER_WHAT}, float32 n = 2^22, 256 threads": pytest.approx(
-            (5.0, ">= 6.00x", False))}
+        f"{LADDER_WHAT}, float32 n = {at}, 256 threads": pytest.approx(
+            (speedup, ">= 6.00x", met))}
 
 
 def test_the_ladder_target_for_each_dtype_and_threads_there():

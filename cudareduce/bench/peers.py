@@ -136,15 +136,23 @@ def compare(threads: int = DEFAULT_THREADS, peers: bool = True,
     return {"results": results, "latency_us": latency}
 
 
+def _row(results: Mapping[str, Any], method: str, dtype: str,
+         n: int) -> Mapping[str, Any] | None:
+    """The result of (`method`, `dtype`, `n`) in the bench document
+    `results`; None where it was not measured."""
+    for r in results["results"]:
+        if (r["method"], r["dtype"], r["n"]) == (method, dtype, n):
+            return r
+    return None
+
+
 def gbps_of(results: Mapping[str, Any], method: str, dtype: str,
             n: int, timing: str = "cold_us") -> float | None:
     """The GB/s of (`method`, `dtype`, `n`) in the bench document
     `results`, by `timing` (``"cold_us"``, ``"batch_us"``, ``"call_us"``);
     None where it was not measured or is WRONG."""
-    for r in results["results"]:
-        if (r["method"], r["dtype"], r["n"]) == (method, dtype, n):
-            return result_gbps(r, timing)
-    return None
+    r = _row(results, method, dtype, n)
+    return None if r is None else result_gbps(r, timing)
 
 
 def time_of(results: Mapping[str, Any], method: str, dtype: str, n: int,
@@ -152,10 +160,8 @@ def time_of(results: Mapping[str, Any], method: str, dtype: str, n: int,
     """The µs of (`method`, `dtype`, `n`) in the bench document `results`,
     by `timing` (``"cold_us"``, ``"batch_us"``, ``"call_us"``); None where
     it was not measured or is WRONG."""
-    for r in results["results"]:
-        if (r["method"], r["dtype"], r["n"]) == (method, dtype, n):
-            return r[timing] if r["correct"] else None
-    return None
+    r = _row(results, method, dtype, n)
+    return None if r is None or not r["correct"] else r[timing]
 
 
 def floor_us(results: Mapping[str, Any], dtype: str, n: int,
