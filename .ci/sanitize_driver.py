@@ -3,10 +3,11 @@
 Usage: python3 .ci/sanitize_driver.py --tool TOOL [--sizes N,N,...]
        python3 .ci/sanitize_driver.py --preflight
 
-Reduces integer-valued data with every method x operator x dtype (9 x 4 x
-12 = 432 combinations), over the sizes and input kinds of the tool's
-profile below, and checks every result against NumPy's (exact; mean to a
-relative 1e-6, 2e-3 for float16: one float16 ulp).  For each combination
+Reduces integer-valued data (exact_data.py: small integers, for products
+ones with a few factors of -1, 2, 0.5) with every method x operator x
+dtype (9 x 11 x 12 = 1188 combinations), over the sizes and input kinds
+of the tool's profile below, and checks every result against NumPy's
+(exact; mean to a relative 1e-6, 2e-3 for float16: one float16 ulp).  For each combination
 the size runs through the profile's list, while the input kind and the
 threads per block (64 to 1024) rotate with it, so that every combination
 meets several kinds and block sizes (unroll_complete is a template per
@@ -32,9 +33,9 @@ Input kinds
 Device inputs are made with cupy.asarray from host data (a copy: every
 byte initialized), never by a CuPy kernel.
 
-Then, under every tool: empty inputs (sum, mean of zero elements, device
-and host, every dtype, NumPy's value and type; min/max refuse them), and
-the host ring's failure path (a fault injected at each chunk of a host
+Then, under every tool: empty inputs (every operator of zero elements,
+device and host, every dtype, NumPy's value and type; min, max and their
+NaN forms refuse them), and the host ring's failure path (a fault injected at each chunk of a host
 array of two chunks and a tail, each a MemoryError, then the same call
 right).  At the end every array is freed and CuPy's pools emptied, so
 that memcheck's leak check must find nothing at all alive at exit.
@@ -56,12 +57,14 @@ import numpy as np
 # The exact data and NumPy's answers of the GPU tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from dlpack_capsules import DLPackOnly  # noqa: E402
-from exact_data import integer_values, numpy_answer, same  # noqa: E402
+from exact_data import (integer_values, numpy_answer, same,  # noqa: E402
+                        values_for)
 
 ALL_SIZES = (1, 31, 33, 1000, 4097, (1 << 20) + 3)
 DEVICE_KINDS = ("device", "device-offset", "device-strided", "dlpack")
 ALL_KINDS = DEVICE_KINDS + ("host", "host-strided")
-OPS = ("sum", "mean", "min", "max")
+OPS = ("sum", "prod", "mean", "min", "max", "any", "all", "nansum",
+       "nanprod", "nanmin", "nanmax")
 THREADS = (64, 128, 256, 512, 1024)
 DTYPES = tuple(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
@@ -71,7 +74,7 @@ DTYPES = tuple(np.dtype(d) for d in (
 PROFILES = {
     # Out-of-bounds and misaligned global/shared accesses, API misuse,
     # device-side leaks: every size, every kind (host ones included: the
-    # ring's copies and chunk reductions).  2592 calls.
+    # ring's copies and chunk reductions).  7128 calls.
     "memcheck": {"sizes": ALL_SIZES, "kinds": ALL_KINDS},
     # Reads of device memory never written: every size, every kind.
     "initcheck": {"sizes": ALL_SIZES, "kinds": ALL_KINDS},
@@ -79,19 +82,20 @@ PROFILES = {
     # blocks and its last block: sizes that give one block, a few, and
     # many at every block size; device kinds (the host path launches the
     # same kernels).  Racecheck is the slowest tool, and a race does not
-    # need a million elements to show.  1296 calls.
+    # need a million elements to show.  3564 calls.
     "racecheck": {"sizes": (33, 4097, 70_001), "kinds": DEVICE_KINDS},
     # __syncthreads/__syncwarp misuse (divergent barriers): as racecheck.
     "synccheck": {"sizes": (33, 4097, 70_001), "kinds": DEVICE_KINDS},
 }
 
-# dtype= targets whose instances cast each element (cuda/instances.def):
-# into bool (a logical or), into float16 (rounding), and floats into
-# integers through the 32-bit, 64-bit and uint64 converts.  Every method
-# but cub (which runs none of them) x every source dtype, summed at one
-# size.
+# dtype= targets that take the cast pass (gather.cu) from some source:
+# into float16 (rounding), into float32 and float64 (accumulators other
+# than the default), floats into integers through the 32-bit, 64-bit and
+# uint64 converts, and into bool (a logical or, no cast pass).  Every
+# method x every source dtype, summed at one size.
 CAST_TARGETS = tuple(np.dtype(d) for d in (
-    np.bool_, np.float16, np.int32, np.int64, np.uint64))
+    np.bool_, np.float16, np.float32, np.float64, np.int32, np.int64,
+    np.uint64))
 CAST_SIZE = 4097
 # The host ring's chunk (cuda/host_ring.cu) and an int64 array of two
 # chunks and a tail: a fault is injected at chunks 0, 1 and 2.
@@ -129,9 +133,9 @@ def make_input(cupy, kind, host_wide, n):
 
 
 def check_empty_inputs(cupy, cudareduce, wrong) -> int:
-    """sum and mean of zero elements, device and host, every dtype: NumPy's
-    value and type (mean: NaN, its warning silenced); min/max refuse with
-    ValueError.  Returns the calls made."""
+    """Every operator of zero elements, device and host, every dtype:
+    NumPy's value and type (mean: NaN, its warning silenced); min, max,
+    nanmin and nanmax refuse with ValueError.  Returns the calls made."""
     calls = 0
     for dtype in DTYPES:
         host = np.zeros((3, 0), dtype)
@@ -139,7 +143,7 @@ def check_empty_inputs(cupy, cudareduce, wrong) -> int:
             for op in OPS:
                 calls += 1
                 where = f"empty {type(obj).__module__} {dtype} {op}"
-                if op in ("min", "max"):
+                if op in ("min", "max", "nanmin", "nanmax"):
                     try:
                         getattr(cudareduce, op)(obj)
                     except ValueError:
@@ -216,7 +220,9 @@ def main() -> int:
     start = time.perf_counter()
     for d, dtype in enumerate(DTYPES):
         for s, n in enumerate(sizes):
-            host_wide = integer_values(rng, max(2 * n - 1, n + 1), dtype)
+            # Data of sums and of products, each made into inputs once.
+            host_wide = {data: values_for(data, rng, max(2 * n - 1, n + 1),
+                                          dtype) for data in ("sum", "prod")}
             made = {}
             for m, method in enumerate(methods):
                 for o, op in enumerate(OPS):
@@ -225,9 +231,11 @@ def main() -> int:
                     # size steps it for each combination.
                     kind = kinds[(m * len(OPS) + o + d + s) % len(kinds)]
                     threads = THREADS[(combo * 3 + s) % len(THREADS)]
-                    if kind not in made:
-                        made[kind] = make_input(cupy, kind, host_wide, n)
-                    obj, twin = made[kind]
+                    data = "prod" if op.endswith("prod") else "sum"
+                    if (kind, data) not in made:
+                        made[kind, data] = make_input(
+                            cupy, kind, host_wide[data], n)
+                    obj, twin = made[kind, data]
                     want = numpy_answer(op, twin)
                     got = getattr(cudareduce, op)(obj, method,
                                                   threads=threads)
@@ -240,12 +248,11 @@ def main() -> int:
                                      f"{want!r}")
             del made
             cupy.cuda.runtime.deviceSynchronize()
-    cast_methods = tuple(m for m in methods if m != "cub")
     for d, dtype in enumerate(DTYPES):
         host_wide = integer_values(rng, 2 * CAST_SIZE - 1, dtype)
         made = {}
         for t, target in enumerate(CAST_TARGETS):
-            for m, method in enumerate(cast_methods):
+            for m, method in enumerate(methods):
                 combo = (m * len(CAST_TARGETS) + t) * len(DTYPES) + d
                 kind = kinds[(m * len(CAST_TARGETS) + t + d) % len(kinds)]
                 threads = THREADS[(combo * 3) % len(THREADS)]
@@ -278,7 +285,7 @@ def main() -> int:
     cupy.get_default_memory_pool().free_all_blocks()
     cupy.get_default_pinned_memory_pool().free_all_blocks()
     expected = len(methods) * len(OPS) * len(DTYPES)
-    expected_casts = (len(methods) - 1) * len(DTYPES) * len(CAST_TARGETS)
+    expected_casts = len(methods) * len(DTYPES) * len(CAST_TARGETS)
     expected_kinds = len(DTYPES) * len(kinds)
     status = ("ok" if not wrong and len(seen) == expected
               and len(seen_casts) == expected_casts

@@ -83,6 +83,13 @@ crpy_same_dtype(const crpy_dtype *input)
     return input;
 }
 
+const crpy_dtype *
+crpy_bool_dtype(const crpy_dtype *input)
+{
+    (void)input;
+    return &dtype_table[CR_TYPE_BOOL];
+}
+
 int
 crpy_result_dtypes(const crpy_operator *op, const crpy_dtype *input,
                    PyArray_Descr *requested, const crpy_dtype **reduced,

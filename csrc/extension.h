@@ -1,7 +1,8 @@
 /* extension.h: what the C files of cudareduce._cudareduce share.
  *
  * dtype_rules.c: NumPy dtypes <-> cr_type, and NumPy's result dtypes.
- * operators.c: the Python-level operators as rows (sum, mean, min, max).
+ * operators.c: the Python-level operators as rows (sum, prod, mean, min,
+ *              max, any, all and the NaN-skipping ones).
  * input.c: any array-like -> a pointer, a layout and a dtype (NumPy,
  *          __cuda_array_interface__, DLPack).
  * streams.c: the streams a call runs on and waits for.
@@ -45,12 +46,13 @@ const crpy_dtype *crpy_dtype_of_type(cr_type type);
 const crpy_dtype *crpy_dtype_named(const char *name);
 
 /* NumPy's result rules, by the input's kind (dtype_rules.c): numpy.sum's
- * dtype, numpy.mean's, the dtype numpy.mean sums in, and the input's own
- * (min and max). */
+ * dtype (also numpy.prod's), numpy.mean's, the dtype numpy.mean sums in,
+ * the input's own (min and max), and bool (any and all). */
 const crpy_dtype *crpy_numpy_sum_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_numpy_mean_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_numpy_mean_sum_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_same_dtype(const crpy_dtype *input);
+const crpy_dtype *crpy_bool_dtype(const crpy_dtype *input);
 
 /* --- operators.c -------------------------------------------------------- */
 
@@ -76,6 +78,9 @@ typedef struct crpy_operator {
                         const crpy_dtype *result);
     /* finish divides by the count (cuda/ does the same for a device out). */
     int divides_by_count;
+    /* The result is one of the elements (min, max, any, all and their NaN
+     * forms): no floating-point warning can arise. */
+    int selects_element;
 } crpy_operator;
 
 /* The operator named `name` (a str); NULL with ValueError if none. */

@@ -251,13 +251,16 @@ report_fp_error(int overflow)
 }
 
 /* The smallest and largest element of the request's input as doubles
- * (NaN if any is NaN): two more reductions, run only to decide a warning. */
+ * (NaN if any is NaN, or for an operator that skips NaN if all are): two
+ * more reductions, run only to decide a warning. */
 static int
 reduce_extremes(module_state *state, const cr_request *request,
                 double *low, double *high)
 {
     double *out[2] = {low, high};
-    const cr_op ops[2] = {CR_OP_MIN, CR_OP_MAX};
+    const int skips_nan = cr_op_without_nan(request->op) != request->op;
+    const cr_op ops[2] = {skips_nan ? CR_OP_NANMIN : CR_OP_MIN,
+                          skips_nan ? CR_OP_NANMAX : CR_OP_MAX};
     for (int k = 0; k < 2; k++) {
         cr_request extreme = *request;
         result_value value = {0};
@@ -303,9 +306,11 @@ cast_range(cr_type cast, double *below, double *above)
 }
 
 /* The floating-point warnings numpy.sum gives for this reduction (also the
- * sum inside numpy.mean): "overflow encountered in reduce" when a float
- * result is infinite (or NaN, by inf - inf) from finite elements, "invalid
- * value encountered in reduce" when it is NaN from elements without one,
+ * sum inside numpy.mean, and numpy.prod's): "overflow encountered in
+ * reduce" when a float result is infinite (or NaN, by inf - inf) from
+ * finite elements, "invalid value encountered in reduce" when it is NaN
+ * from elements without one (NaN elements of a NaN-skipping operator do
+ * not count),
  * or when float elements cast into an integer dtype are NaN, infinite or
  * out of the convert's range.  The elements are looked at (two more
  * reductions) only in those rare cases. */
@@ -335,6 +340,9 @@ report_like_numpy(module_state *state, const cr_request *request,
         }
         elements_nan = isnan(low) || isnan(high);
         elements_inf = isinf(low) || isinf(high);
+        if (elements_nan && cr_op_without_nan(request->op) != request->op) {
+            return 0;   /* every element NaN, each the identity */
+        }
     }
     if (into_integer) {
         double below, above;
@@ -478,7 +486,8 @@ PyDoc_STRVAR(reduce_doc,
 "reduce(op, a, method, threads, dtype=None, stream=None, axis=None,\n"
 "       out=None)\n--\n\n"
 "Reduce all elements of the array-like `a` with operator `op` ('sum',\n"
-"'mean', 'min', 'max') on the GPU; returns a NumPy scalar of NumPy's\n"
+"'prod', 'mean', 'min', 'max', 'any', 'all', 'nansum', 'nanprod',\n"
+"'nanmin', 'nanmax') on the GPU; returns a NumPy scalar of NumPy's\n"
 "result dtype (or `dtype`), with NumPy's floating-point warnings.\n"
 "Device arrays (__cuda_array_interface__, DLPack) are read in place.\n"
 "`axis` may only name every axis (None: the whole array).  With `out`\n"
@@ -560,8 +569,9 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     call.request.wait = 0;
     reduction = box_value(&value, call.request.acc, call.reduced);
     if (reduction != NULL
-        && report_like_numpy(state, &call.request, call.input.dtype,
-                             call.reduced, reduction) == 0) {
+        && (call.op->selects_element
+            || report_like_numpy(state, &call.request, call.input.dtype,
+                                 call.reduced, reduction) == 0)) {
         result = finish_reduction_call(&call, reduction);
     }
     if (result != NULL && out != Py_None

@@ -4,6 +4,8 @@
  * row here (and its kernel operator in cuda/ if it needs a new one). */
 #include "extension.h"
 
+#include <math.h>
+
 /* numpy.mean's last step: the sum divided by the count, with NumPy's own
  * scalar arithmetic (so its rounding and its divide warnings), then made a
  * scalar of the result dtype: `ret.dtype.type(ret / rcount)` in NumPy's
@@ -27,8 +29,31 @@ finish_mean(PyObject *sum, int64_t n, const crpy_dtype *result)
     return mean;
 }
 
+/* numpy.nanmin and nanmax: NaN where every element is NaN, with NumPy's
+ * warning (level 2: at the caller of the cudareduce function). */
+static PyObject *
+finish_nan_extremum(PyObject *value, int64_t n, const crpy_dtype *result)
+{
+    double x = PyFloat_AsDouble(value);
+    if (x == -1.0 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (isnan(x) && PyErr_WarnEx(PyExc_RuntimeWarning,
+                                 "All-NaN slice encountered", 2) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(value);
+}
+
+/* NumPy's rules per operator: numpy.sum and numpy.prod (and their NaN
+ * forms) take dtype= and promote small integers; min and max keep the
+ * type and have no identity (the ufunc named in NumPy's error); any and
+ * all give bool. */
 static const crpy_operator operators[] = {
     {.name = "sum", .kernel_op = CR_OP_SUM, .takes_dtype = 1,
+     .reduced_dtype = crpy_numpy_sum_dtype,
+     .result_dtype = crpy_numpy_sum_dtype},
+    {.name = "prod", .kernel_op = CR_OP_PROD, .takes_dtype = 1,
      .reduced_dtype = crpy_numpy_sum_dtype,
      .result_dtype = crpy_numpy_sum_dtype},
     {.name = "mean", .kernel_op = CR_OP_SUM, .takes_dtype = 1,
@@ -37,9 +62,31 @@ static const crpy_operator operators[] = {
      .result_dtype = crpy_numpy_mean_dtype, .finish = finish_mean,
      .divides_by_count = 1},
     {.name = "min", .kernel_op = CR_OP_MIN, .empty_error_ufunc = "minimum",
-     .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype},
+     .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype,
+     .selects_element = 1},
     {.name = "max", .kernel_op = CR_OP_MAX, .empty_error_ufunc = "maximum",
-     .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype},
+     .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype,
+     .selects_element = 1},
+    {.name = "any", .kernel_op = CR_OP_SUM,
+     .reduced_dtype = crpy_bool_dtype, .result_dtype = crpy_bool_dtype,
+     .selects_element = 1},
+    {.name = "all", .kernel_op = CR_OP_PROD,
+     .reduced_dtype = crpy_bool_dtype, .result_dtype = crpy_bool_dtype,
+     .selects_element = 1},
+    {.name = "nansum", .kernel_op = CR_OP_NANSUM, .takes_dtype = 1,
+     .reduced_dtype = crpy_numpy_sum_dtype,
+     .result_dtype = crpy_numpy_sum_dtype},
+    {.name = "nanprod", .kernel_op = CR_OP_NANPROD, .takes_dtype = 1,
+     .reduced_dtype = crpy_numpy_sum_dtype,
+     .result_dtype = crpy_numpy_sum_dtype},
+    {.name = "nanmin", .kernel_op = CR_OP_NANMIN, .empty_error_ufunc = "fmin",
+     .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype,
+     .finish = finish_nan_extremum,
+     .selects_element = 1},
+    {.name = "nanmax", .kernel_op = CR_OP_NANMAX, .empty_error_ufunc = "fmax",
+     .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype,
+     .finish = finish_nan_extremum,
+     .selects_element = 1},
 };
 
 #define OPERATOR_COUNT (sizeof(operators) / sizeof(operators[0]))

@@ -47,13 +47,38 @@ typedef enum {
 } cr_type;
 #undef CR_TYPE_ENUMERATOR
 
-/* Operators.  A mean is a sum divided by the count afterwards. */
+/* The kernels' operators, one row each:
+ *
+ *   X(NAME, ACCUMULATOR, WITHOUT_NAN, PARTIALS, IDENTITY)
+ *
+ * NAME: the cr_op, CR_OP_ left out.  ACCUMULATOR: the types.def column
+ * that gives its accumulator from the result type.  WITHOUT_NAN: the
+ * operator on elements that cannot be NaN (integers, bool, and elements
+ * whose NaNs a cast pass has replaced by the identity).  PARTIALS: the
+ * operator that combines partial results: a NaN-skipping sum or product
+ * skips NaN elements, but keeps a NaN partial (inf - inf).  IDENTITY: 0 or
+ * 1, the result of an empty reduction and what a NaN-skipping sum or
+ * product puts in place of a NaN; NONE where an empty reduction has no
+ * result.  A mean is a sum divided by the count afterwards; into bool a
+ * sum is a logical or and a product a logical and (any and all), as min
+ * and max of bool are. */
+#define CR_OPS(X)                                                          \
+    X(SUM, SUM_ACC, SUM, SUM, 0)                                           \
+    X(PROD, SUM_ACC, PROD, PROD, 1)                                        \
+    X(MIN, MINMAX_ACC, MIN, MIN, NONE)                                     \
+    X(MAX, MINMAX_ACC, MAX, MAX, NONE)                                     \
+    X(NANSUM, SUM_ACC, SUM, SUM, 0)                                        \
+    X(NANPROD, SUM_ACC, PROD, PROD, 1)                                     \
+    X(NANMIN, MINMAX_ACC, MIN, NANMIN, NONE)                               \
+    X(NANMAX, MINMAX_ACC, MAX, NANMAX, NONE)
+
+#define CR_OP_ENUMERATOR(NAME, ACCUMULATOR, WITHOUT_NAN, PARTIALS, IDENTITY) \
+    CR_OP_##NAME,
 typedef enum {
-    CR_OP_SUM = 0,
-    CR_OP_MIN,
-    CR_OP_MAX,
+    CR_OPS(CR_OP_ENUMERATOR)
     CR_OP_COUNT
 } cr_op;
+#undef CR_OP_ENUMERATOR
 
 typedef enum {
     CR_OK = 0,
@@ -109,10 +134,16 @@ int cr_method_elements_per_thread(cr_method method, size_t item_size);
 /* Size in bytes of an element type; 0 for an invalid one. */
 size_t cr_type_size(cr_type type);
 /* The accumulator of reducing into `result` with `op`: types.def's
- * SUM_ACC or MINMAX_ACC of `result` (a sum of integers wraps in 64 bits as
- * NumPy's does, the result being its low bits; a sum into bool is a
- * logical or). */
+ * SUM_ACC or MINMAX_ACC of `result`, as the op's row says (a sum or a
+ * product of integers wraps in 64 bits as NumPy's does, the result being
+ * its low bits; into bool it is a logical or or and). */
 cr_type cr_accumulator_type(cr_type result, cr_op op);
+
+/* The facts of CR_OPS' row of `op`.  cr_op_identity: 0 where an empty
+ * reduction has no result, else 1 with the identity in *identity. */
+cr_op cr_op_without_nan(cr_op op);
+cr_op cr_op_for_partials(cr_op op);
+int cr_op_identity(cr_op op, int *identity);
 
 /* What the kernels do for NumPy's reduction of `type` elements into
  * `result` with `op` (numpy.sum(a, dtype=result) for a sum): each element
@@ -120,8 +151,9 @@ cr_type cr_accumulator_type(cr_type result, cr_op op);
  * in *acc.  The cast is NumPy's per-element cast to the result dtype where
  * it differs from converting to the accumulator: into float16 (rounding)
  * and from floats into integers (truncating; int32, int64 or uint64, the
- * convert NumPy's cast goes through).  A sum into bool is a logical or:
- * the max of the elements as bool.  Plain C: no CUDA call. */
+ * convert NumPy's cast goes through).  Elements that cannot be NaN take
+ * the operator WITHOUT_NAN; into bool, min and max are the product and
+ * the sum.  Plain C: no CUDA call. */
 void cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
                       cr_type *acc, cr_op *kernel_op);
 
@@ -200,13 +232,16 @@ cr_status cr_device_query(cr_device_info *info, cr_error *error);
  * reduced while the next is staged and copied.  Device
  * data (CR_DEVICE) must be memory of the current device; it is read in
  * place when its layout is contiguous, else gathered into a contiguous
- * buffer on the device first.  The work runs on `stream` (a cudaStream_t
+ * buffer on the device first.  Where no kernel instance reads the
+ * elements into the accumulator as NumPy's cast asks (a dtype= that casts
+ * each element, or an accumulator other than NumPy's default), a cast
+ * pass converts them first, on the device, into a buffer of the cast's
+ * type (host data chunk by chunk), as NumPy's own buffered cast does.  The work runs on `stream` (a cudaStream_t
  * handle: 0 the legacy default stream, 1 and 2 as in the CUDA array
  * interface); when `wait` is set, it first waits, through an event, for
  * the work queued so far on `wait_stream` (the producer's).  For n == 0
- * the result is the identity of a sum (0) or of a logical or (false), and
- * any other reduction is CR_ERR_INVALID (it has no identity); the GPU is
- * not touched.  Blocks the calling thread until the result is on the
+ * the result is the operator's identity (CR_OPS), and a reduction without
+ * one is CR_ERR_INVALID; the GPU is not touched.  Blocks the calling thread until the result is on the
  * host; call it with the GIL released.  Frees every allocation on every
  * path.
  *

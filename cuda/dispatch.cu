@@ -1,5 +1,5 @@
 /* dispatch.cu: from a request to its kernels.  The one dispatch table,
- * from (element, cast, accumulator, operator) to the typed runners of
+ * from (element, accumulator, operator) to the typed runners of
  * runners.cuh, is instances.def's rows; everything else here works on
  * bytes. */
 #include <atomic>
@@ -12,20 +12,17 @@
 
 struct cr_dispatch_entry {
     cr_type type;
-    cr_type cast;
     cr_type acc;
     cr_op op;
     cr_passes_fn run_passes;
     cr_fast_fn run_fast;
-    cr_cub_fn run_cub;          /* NULL: not instantiated (instances.def) */
+    cr_cub_fn run_cub;
+    cr_identity_fn write_identity;
 };
 
-#define CR_CUB_ENTRY_WITH_CUB(T, Acc, Op) run_cub<T, Acc, Op>
-#define CR_CUB_ENTRY_NO_CUB(T, Acc, Op) NULL
-#define CR_INSTANCE(TYPE, CAST, ACC, OP, T, Acc, Op, CUB)                 \
-    {CR_TYPE_##TYPE, CR_TYPE_##CAST, CR_TYPE_##ACC, CR_OP_##OP,           \
-     run_passes<T, Acc, Op>, run_fast<T, Acc, Op>,                        \
-     CR_CUB_ENTRY_##CUB(T, Acc, Op)},
+#define CR_INSTANCE(TYPE, ACC, OP, T, Acc, Op)                            \
+    {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, run_passes<T, Acc, Op>,   \
+     run_fast<T, Acc, Op>, run_cub<T, Acc, Op>, write_identity<Acc, Op>},
 
 static const cr_dispatch_entry dispatch_table[] = {
 #include "instances.def"
@@ -35,35 +32,58 @@ static const cr_dispatch_entry dispatch_table[] = {
 
 #define DISPATCH_COUNT (sizeof(dispatch_table) / sizeof(dispatch_table[0]))
 
+/* The row of (type, acc, op), or NULL.  A sum or product of integers
+ * wraps in 64 bits: signed and unsigned share one accumulator. */
 static const cr_dispatch_entry *
-lookup_entry(const cr_request *request, cr_error *error)
+find_entry(cr_type type, cr_type acc, cr_op op)
 {
-    /* Signed and unsigned integer sums share one wrapping accumulator. */
-    const cr_type acc = request->op == CR_OP_SUM
-                        && request->acc == CR_TYPE_INT64
-                        ? CR_TYPE_UINT64 : request->acc;
+    if (acc == CR_TYPE_INT64
+        && (op == CR_OP_SUM || op == CR_OP_PROD)) {
+        acc = CR_TYPE_UINT64;
+    }
     for (size_t i = 0; i < DISPATCH_COUNT; i++) {
         const cr_dispatch_entry *entry = &dispatch_table[i];
-        if (entry->type == request->type && entry->cast == request->cast
-            && entry->acc == acc && entry->op == request->op) {
-            if (request->method == CR_METHOD_CUB && entry->run_cub == NULL) {
-                (void)cr_fail(error, CR_ERR_INVALID,
-                              "method 'cub' runs NumPy's default "
-                              "accumulator only: leave out dtype=");
-                return NULL;
-            }
+        if (entry->type == type && entry->acc == acc && entry->op == op) {
             return entry;
         }
     }
-    (void)cr_fail(error, CR_ERR_INVALID,
-                  "no kernel for this element type, cast, accumulator and "
-                  "operator");
     return NULL;
 }
 
-/* The plan of a request on the current device. */
+/* The row that reduces the request's elements, read as they are where
+ * one does that as NumPy's cast would, else after a cast pass into the
+ * cast's type or the accumulator's (which replaces the NaNs of a
+ * NaN-skipping sum or product by the identity, on the way). */
 static cr_status
-plan_request(const cr_request *request, cr_plan *plan, cr_error *error)
+route_request(const cr_request *request, cr_route *route, cr_error *error)
+{
+    memset(route, 0, sizeof(*route));
+    route->staged = request->type;
+    if (request->cast == request->type) {
+        route->entry = find_entry(request->type, request->acc, request->op);
+    }
+    if (route->entry == NULL) {
+        const cr_op op = cr_op_without_nan(request->op);
+        route->staged = request->cast != request->type ? request->cast
+                                                       : request->acc;
+        route->nan_to_identity = op != request->op
+            && cr_op_identity(request->op, &route->identity);
+        if (op == request->op || route->nan_to_identity) {
+            route->entry = find_entry(route->staged, request->acc, op);
+        }
+    }
+    if (route->entry == NULL) {
+        return cr_fail(error, CR_ERR_INVALID, "no kernel for this element "
+                       "type, cast, accumulator and operator");
+    }
+    return CR_OK;
+}
+
+/* The plan of a request on the current device, for the elements of its
+ * row. */
+static cr_status
+plan_request(const cr_request *request, const cr_dispatch_entry *entry,
+             cr_plan *plan, cr_error *error)
 {
     cr_status status = CR_OK;
     int device = 0;
@@ -72,7 +92,7 @@ plan_request(const cr_request *request, cr_plan *plan, cr_error *error)
     CR_CHECK(cudaDeviceGetAttribute(&sm_count,
                                     cudaDevAttrMultiProcessorCount, device));
     status = cr_plan_launch(request->n, request->method, request->threads,
-                            cr_type_size(request->type),
+                            cr_type_size(entry->type),
                             cr_type_size(request->acc), sm_count, plan,
                             error);
 done:
@@ -108,14 +128,10 @@ validate_request(const cr_request *request, cr_error *error)
 }
 
 cr_status
-cr_request_check(const cr_request *request, const cr_dispatch_entry **entry,
-                 cr_error *error)
+cr_request_check(const cr_request *request, cr_route *route, cr_error *error)
 {
     cr_status status = validate_request(request, error);
-    if (status == CR_OK && (*entry = lookup_entry(request, error)) == NULL) {
-        status = CR_ERR_INVALID;
-    }
-    return status;
+    return status == CR_OK ? route_request(request, route, error) : status;
 }
 
 /* Round up to a multiple of 16 bytes. */
@@ -153,7 +169,7 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
             + aligned16(r->cub_temp_bytes);
         break;
     case CR_METHOD_FAST: {
-        status = plan_request(request, &r->plan, error);
+        status = plan_request(request, entry, &r->plan, error);
         if (status != CR_OK || !device_result) {
             if (status == CR_OK) {
                 status = cr_workspaces.acquire(&r->fast, error);
@@ -176,7 +192,7 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
         break;
     }
     default:
-        status = plan_request(request, &r->plan, error);
+        status = plan_request(request, entry, &r->plan, error);
         if (status != CR_OK) {
             break;
         }
@@ -327,3 +343,14 @@ cr_reducer_close(cr_reducer *r, cudaStream_t stream, int healthy)
     }
 }
 
+
+int
+cr_route_empty_value(const cr_route *route, void *result)
+{
+    int identity = 0;
+    if (!cr_op_identity(route->entry->op, &identity)) {
+        return 0;
+    }
+    route->entry->write_identity(result);
+    return 1;
+}

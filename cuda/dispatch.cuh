@@ -1,7 +1,7 @@
 /* dispatch.cuh: from a request to its kernels (dispatch.cu).
  *
  * cr_request_check validates a request and finds its row of
- * instances.def, once per call.  A reducer holds what one reduction needs
+ * instances.def, once per call, and whether a cast pass comes first.  A reducer holds what one reduction needs
  * besides its input: opened once, launched any number of times (the bench
  * launches it many), its result fetched, and closed.  A zero-initialised
  * reducer closes as a no-op, so its owner needs no "opened" flag. */
@@ -13,9 +13,21 @@
 #include "cudareduce.h"
 #include "workspace.cuh"
 
-/* One row of instances.def: the typed runners of an (element, cast,
+/* One row of instances.def: the typed runners of an (element,
  * accumulator, operator). */
 struct cr_dispatch_entry;
+
+/* How a request is served: by `entry`, whose elements are of type
+ * `staged`.  Where that is not the request's type, a cast pass
+ * (cr_gather) first converts the elements into it as NumPy casts, and
+ * with nan_to_identity puts `identity` in place of each NaN (a
+ * NaN-skipping sum or product whose row is the plain one's). */
+typedef struct {
+    const cr_dispatch_entry *entry;
+    cr_type staged;
+    int nan_to_identity;
+    int identity;
+} cr_route;
 
 typedef struct {
     const cr_dispatch_entry *entry;
@@ -32,17 +44,22 @@ typedef struct {
     cr_workspace *fast;         /* fast, for a result fetched to the host */
 } cr_reducer;
 
-/* Refuses an invalid request (CR_ERR_INVALID); else *entry is its row. */
-cr_status cr_request_check(const cr_request *request,
-                           const cr_dispatch_entry **entry,
+/* Refuses an invalid request (CR_ERR_INVALID); else *route says which
+ * row serves it. */
+cr_status cr_request_check(const cr_request *request, cr_route *route,
                            cr_error *error);
 
-/* Plans and allocates for `request` (checked, of row `entry`).  With
- * `device_result` the result stays in device memory, at
- * r->device_result or where cr_reducer_launch is told, and no call waits
- * for it: the fast method then takes stream-ordered scratch of its own
- * (which a CUDA graph can capture) instead of a kept workspace and its
- * mapped slot. */
+/* Writes the value of an empty reduction by the route's row (its
+ * operator's identity, as the accumulator) to `result` and returns 1, or
+ * returns 0 where it has none (min, max). */
+int cr_route_empty_value(const cr_route *route, void *result);
+
+/* Plans and allocates for `request` (checked), run by row `entry` on
+ * request->n elements of the row's type.  With `device_result` the
+ * result stays in device memory, at r->device_result or where
+ * cr_reducer_launch is told, and no call waits for it: the fast method
+ * then takes stream-ordered scratch of its own (which a CUDA graph can
+ * capture) instead of a kept workspace and its mapped slot. */
 cr_status cr_reducer_open(cr_reducer *r, const cr_request *request,
                           const cr_dispatch_entry *entry, int device_result,
                           cudaStream_t stream, cr_error *error);

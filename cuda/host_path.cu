@@ -4,6 +4,7 @@
 
 #include "check.cuh"
 #include "cudareduce_testing.h"
+#include "gather.cuh"
 #include "host_path.cuh"
 #include "host_ring.cuh"
 
@@ -28,11 +29,13 @@ take_injected_fault(int64_t k)
 
 /* Host data through a ring (host_ring.cuh): chunk k is staged into slot
  * k % count by the staging threads, copied on the ring's copy stream and
- * reduced on `stream` into partials[k], so that staging chunk k + 1
- * overlaps the copy and the reduction of chunk k.  The partials are then
- * reduced by the same method, in the accumulator type. */
+ * reduced on `stream` into partials[k] (cast first, into a buffer of
+ * its own, where the route says), so that staging chunk k + 1 overlaps
+ * the copy and the reduction of chunk k.  The partials are then reduced
+ * by the same method, in the accumulator type, with the operator that
+ * combines partials. */
 cr_status
-cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
+cr_reduce_host(const cr_request *request, const cr_route *route,
                cudaStream_t stream, void *result, cr_error *error)
 {
     cr_status status = CR_OK;
@@ -40,8 +43,10 @@ cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
     const size_t acc_size = cr_type_size(request->acc);
     cr_host_ring *ring = NULL;
     cr_reducer chunk_reducer = {}, tail_reducer = {}, combine_reducer = {};
-    const cr_dispatch_entry *combine_entry = NULL;
+    cr_route combine_route;
     unsigned char *partials = NULL;
+    void *cast_buffer = NULL;
+    const int casts = route->staged != request->type;
     cr_request part = *request;
     int64_t chunk, chunks, tail;
     int own_tail;
@@ -58,7 +63,7 @@ cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
     part.layout = NULL;
     part.location = CR_DEVICE;
     part.n = chunks > 1 ? chunk : tail;
-    status = cr_reducer_open(&chunk_reducer, &part, entry, 0, stream,
+    status = cr_reducer_open(&chunk_reducer, &part, route->entry, 0, stream,
                              error);
     if (status != CR_OK) {
         goto done;
@@ -66,24 +71,33 @@ cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
     if (chunks > 1) {
         if (own_tail) {
             part.n = tail;
-            status = cr_reducer_open(&tail_reducer, &part, entry, 0,
-                                     stream, error);
+            status = cr_reducer_open(&tail_reducer, &part, route->entry,
+                                     0, stream, error);
             if (status != CR_OK) {
                 goto done;
             }
         }
         /* The partials are accumulators already: no cast. */
         part.type = part.cast = request->acc;
+        part.op = cr_op_for_partials(request->op);
         part.n = chunks;
-        status = cr_request_check(&part, &combine_entry, error);
+        status = cr_request_check(&part, &combine_route, error);
         if (status == CR_OK) {
             status = cr_reducer_open(&combine_reducer, &part,
-                                     combine_entry, 0, stream, error);
+                                     combine_route.entry, 0, stream, error);
         }
         if (status != CR_OK) {
             goto done;
         }
         CR_CHECK(cudaMallocAsync((void **)&partials, (size_t)chunks * acc_size,
+                                 stream));
+    }
+    if (casts) {
+        /* Chunk k is cast and reduced on `stream` before chunk k + 1 is
+         * cast: one buffer serves them all. */
+        CR_CHECK(cudaMallocAsync(&cast_buffer,
+                                 (size_t)(chunks > 1 ? chunk : tail)
+                                     * cr_type_size(route->staged),
                                  stream));
     }
     for (int64_t k = 0; k < chunks; k++) {
@@ -107,7 +121,17 @@ cr_reduce_host(const cr_request *request, const cr_dispatch_entry *entry,
                                  cudaMemcpyHostToDevice, ring->copy_stream));
         CR_CHECK(cudaEventRecord(ring->copied[slot], ring->copy_stream));
         CR_CHECK(cudaStreamWaitEvent(stream, ring->copied[slot], 0));
-        status = cr_reducer_launch(r, buffer, count,
+        if (casts) {
+            status = cr_gather(buffer, NULL, count, request->type,
+                               route->staged,
+                               route->nan_to_identity ? &route->identity
+                                                      : NULL,
+                               cast_buffer, stream, error);
+            if (status != CR_OK) {
+                goto done;
+            }
+        }
+        status = cr_reducer_launch(r, casts ? cast_buffer : buffer, count,
                                    chunks > 1 ? partials + k * acc_size
                                               : NULL,
                                    NULL, stream, error);
@@ -143,6 +167,9 @@ done:
     }
     if (partials != NULL) {
         (void)cudaFreeAsync(partials, stream);
+    }
+    if (cast_buffer != NULL) {
+        (void)cudaFreeAsync(cast_buffer, stream);
     }
     cr_reducer_close(&chunk_reducer, stream, status == CR_OK);
     cr_reducer_close(&tail_reducer, stream, status == CR_OK);

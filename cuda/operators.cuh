@@ -49,6 +49,39 @@ struct MaxOp {
     }
 };
 
+template <class Acc>
+struct ProdOp {
+    __host__ __device__ static constexpr Acc identity() { return Acc(1); }
+    __device__ Acc operator()(Acc a, Acc b) const { return a * b; }
+};
+
+/* NaN-skipping min and max (floats only): NaN is the identity, so a NaN
+ * on either side gives the other, and only an all-NaN input gives NaN,
+ * which is what numpy.nanmin and nanmax return (with a warning) there. */
+template <class Acc>
+struct NanMinOp {
+    __host__ __device__ static constexpr Acc identity()
+    {
+        return cuda::std::numeric_limits<Acc>::quiet_NaN();
+    }
+    __device__ Acc operator()(Acc a, Acc b) const
+    {
+        return (b < a || a != a) ? b : a;
+    }
+};
+
+template <class Acc>
+struct NanMaxOp {
+    __host__ __device__ static constexpr Acc identity()
+    {
+        return cuda::std::numeric_limits<Acc>::quiet_NaN();
+    }
+    __device__ Acc operator()(Acc a, Acc b) const
+    {
+        return (b > a || a != a) ? b : a;
+    }
+};
+
 /* Elements as the kernels read them.  Most are the C type of their NumPy
  * dtype; two are views of the same bytes that say how an element becomes
  * a value:
@@ -58,27 +91,63 @@ struct MaxOp {
  * bool may only hold 0 or 1, so reading such bytes as bool is undefined
  * (the sum came out -200 for 200 bytes of 0xff).
  *
- * cast_to<T, Via>: an element of type T that NumPy's reduction loop casts
- * to the requested dtype Via before it accumulates it (numpy.sum(a,
- * dtype=Via)); same size and alignment as T.  Used where that cast is not
- * what T -> accumulator does anyway: into float16 (each element rounds),
- * and floats into integers (truncation, and what an out-of-range value
- * becomes). */
+ * skip_nan<T, Op>: an element of a NaN-skipping sum or product (numpy.
+ * nansum, nanprod), which becomes Op's identity where it is NaN; same size
+ * and alignment as T. */
 struct numpy_bool {
     unsigned char byte;
     /* For CUB, which hands elements to the operator as they are. */
     __host__ __device__ operator bool() const { return byte != 0; }
 };
 
-template <class T, class Via>
-struct cast_to {
+/* An element as the accumulator.  Integers into a 64-bit unsigned
+ * accumulator wrap modulo 2^64 (sign-extended first), which is exactly
+ * NumPy's wrapping integer sum and product, without signed-overflow
+ * undefined behaviour.  __half has several conversion operators, so it
+ * goes through float explicitly. */
+template <class Acc, class T>
+__device__ __forceinline__ Acc to_accumulator(T x)
+{
+    return Acc(x);
+}
+
+template <class Acc>
+__device__ __forceinline__ Acc to_accumulator(__half x)
+{
+    return Acc(__half2float(x));
+}
+
+template <class Acc>
+__device__ __forceinline__ Acc to_accumulator(numpy_bool x)
+{
+    return Acc(x.byte != 0);
+}
+
+template <class T, class Op>
+struct skip_nan {
+    using Acc = decltype(Op::identity());
     T value;
+    /* For CUB, as numpy_bool's. */
+    __device__ operator Acc() const
+    {
+        const Acc v = to_accumulator<Acc>(value);
+        return v != v ? Op::identity() : v;
+    }
 };
 
-template <class T> using via_float16 = cast_to<T, __half>;
-template <class T> using via_int32 = cast_to<T, int32_t>;
-template <class T> using via_int64 = cast_to<T, int64_t>;
-template <class T> using via_uint64 = cast_to<T, uint64_t>;
+template <class Acc, class T, class Op>
+__device__ __forceinline__ Acc to_accumulator(skip_nan<T, Op> x)
+{
+    return Acc(x);
+}
+
+/* skip_nan<T, Op> with a single comma-free name, for instances.def's
+ * macro rows: skipping_nan<Op>::element<T>. */
+template <class Op>
+struct skipping_nan {
+    template <class T>
+    using element = skip_nan<T, Op>;
+};
 
 /* NumPy's C casts of a float to an integer, as x86-64 computes them (the
  * machines NumPy's answers are taken from): the convert instruction
@@ -111,14 +180,35 @@ __device__ __forceinline__ uint64_t convert_to_uint64(F x)
     return static_cast<uint64_t>(convert_truncating<int64_t>(x));
 }
 
-/* numpy_cast<Via>(x): x as NumPy casts it to Via. */
-template <class Via, class T>
-__device__ __forceinline__ Via numpy_cast(T x)
+/* An element as a plain C value: numpy_bool as 0 or 1, __half as float. */
+template <class T>
+__device__ __forceinline__ T plain_value(T x)
 {
-    if constexpr (cuda::std::is_same_v<Via, __half>) {
+    return x;
+}
+
+__device__ __forceinline__ float plain_value(__half x)
+{
+    return __half2float(x);
+}
+
+__device__ __forceinline__ unsigned char plain_value(numpy_bool x)
+{
+    return x.byte != 0;
+}
+
+/* numpy_cast<To>(x): the plain value x as NumPy casts it to To. */
+template <class To, class T>
+__device__ __forceinline__ To numpy_cast(T x)
+{
+    constexpr bool from_float = cuda::std::is_floating_point_v<T>;
+    if constexpr (cuda::std::is_same_v<To, numpy_bool>) {
+        return numpy_bool{static_cast<unsigned char>(x != T(0))};
+    }
+    else if constexpr (cuda::std::is_same_v<To, __half>) {
         /* float -> float16 rounds once; every integer that float16 can
-         * hold is exact in float, so converting through float rounds
-         * once too. */
+         * hold is exact in float, and a larger one overflows either way,
+         * so converting through float rounds once too. */
         if constexpr (cuda::std::is_same_v<T, double>) {
             return __double2half(x);
         }
@@ -126,48 +216,14 @@ __device__ __forceinline__ Via numpy_cast(T x)
             return __float2half_rn(static_cast<float>(x));
         }
     }
-    else if constexpr (cuda::std::is_same_v<Via, uint64_t>) {
+    else if constexpr (from_float && cuda::std::is_same_v<To, uint64_t>) {
         return convert_to_uint64(x);
     }
-    else {
-        return convert_truncating<Via>(x);
-    }
-}
-
-/* An element as the accumulator.  Integers into a 64-bit unsigned
- * accumulator wrap modulo 2^64 (sign-extended first), which is exactly
- * NumPy's wrapping integer sum, without signed-overflow undefined
- * behaviour.  __half has several conversion operators, so it goes through
- * float explicitly. */
-template <class Acc, class T>
-__device__ __forceinline__ Acc to_accumulator(T x)
-{
-    return Acc(x);
-}
-
-template <class Acc>
-__device__ __forceinline__ Acc to_accumulator(__half x)
-{
-    return Acc(__half2float(x));
-}
-
-template <class Acc>
-__device__ __forceinline__ Acc to_accumulator(numpy_bool x)
-{
-    return Acc(x.byte != 0);
-}
-
-template <class Acc, class T, class Via>
-__device__ __forceinline__ Acc to_accumulator(cast_to<T, Via> x)
-{
-    if constexpr (cuda::std::is_same_v<T, __half>) {
-        return to_accumulator<Acc>(numpy_cast<Via>(__half2float(x.value)));
-    }
-    else if constexpr (cuda::std::is_same_v<T, numpy_bool>) {
-        return to_accumulator<Acc>(numpy_cast<Via>(x.value.byte != 0));
+    else if constexpr (from_float && cuda::std::is_integral_v<To>) {
+        return convert_truncating<To>(x);
     }
     else {
-        return to_accumulator<Acc>(numpy_cast<Via>(x.value));
+        return static_cast<To>(x);
     }
 }
 

@@ -28,15 +28,17 @@ static const cr_method_info method_table[CR_METHOD_COUNT] = {
 };
 #undef METHOD_INFO
 
+/* types.def's accumulator columns, as CR_OPS names them. */
+enum { SUM_ACC_COLUMN, MINMAX_ACC_COLUMN, ACC_COLUMNS };
+
 /* By cr_type, from types.def: size, NumPy kind, and the accumulators of a
- * sum into the type and of its min and max (see cr_accumulator_type). */
+ * sum into the type and of its min and max, by column. */
 #define TYPE_FACTS(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax) \
-    {(bits) / 8, kind, CR_TYPE_##SUM_ACC, CR_TYPE_##MINMAX_ACC},
+    {(bits) / 8, kind, {CR_TYPE_##SUM_ACC, CR_TYPE_##MINMAX_ACC}},
 static const struct {
     size_t size;
     char kind;
-    cr_type sum_accumulator;
-    cr_type minmax_accumulator;
+    cr_type accumulators[ACC_COLUMNS];
 } type_facts[CR_TYPE_COUNT] = {CR_TYPES(TYPE_FACTS)};
 #undef TYPE_FACTS
 
@@ -84,14 +86,55 @@ cr_type_size(cr_type type)
     return type_facts[type].size;
 }
 
+/* CR_OPS' rows: the index is the cr_op value.  NONE is no identity. */
+#define NONE (-1)
+#define OP_FACTS(NAME, ACCUMULATOR, WITHOUT_NAN, PARTIALS, IDENTITY)       \
+    {ACCUMULATOR##_COLUMN, CR_OP_##WITHOUT_NAN, CR_OP_##PARTIALS,          \
+     IDENTITY},
+static const struct {
+    int accumulator;            /* the column of type_facts */
+    cr_op without_nan;
+    cr_op partials;
+    int identity;
+} op_facts[CR_OP_COUNT] = {CR_OPS(OP_FACTS)};
+#undef OP_FACTS
+#undef NONE
+
+static int
+op_is_valid(cr_op op)
+{
+    return (int)op >= 0 && op < CR_OP_COUNT;
+}
+
 cr_type
 cr_accumulator_type(cr_type result, cr_op op)
 {
-    if ((int)result < 0 || result >= CR_TYPE_COUNT) {
+    if ((int)result < 0 || result >= CR_TYPE_COUNT || !op_is_valid(op)) {
         return CR_TYPE_COUNT;
     }
-    return op == CR_OP_SUM ? type_facts[result].sum_accumulator
-                           : type_facts[result].minmax_accumulator;
+    return type_facts[result].accumulators[op_facts[op].accumulator];
+}
+
+cr_op
+cr_op_without_nan(cr_op op)
+{
+    return op_is_valid(op) ? op_facts[op].without_nan : CR_OP_COUNT;
+}
+
+cr_op
+cr_op_for_partials(cr_op op)
+{
+    return op_is_valid(op) ? op_facts[op].partials : CR_OP_COUNT;
+}
+
+int
+cr_op_identity(cr_op op, int *identity)
+{
+    if (!op_is_valid(op) || op_facts[op].identity < 0) {
+        return 0;
+    }
+    *identity = op_facts[op].identity;
+    return 1;
 }
 
 /* The convert NumPy's cast of a float into an integer result goes
@@ -124,12 +167,15 @@ cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
 {
     *cast = type;
     *acc = cr_accumulator_type(result, op);
-    *kernel_op = op;
-    if (op != CR_OP_SUM) {
-        return;
-    }
+    *kernel_op = type_is_float(type) ? op : cr_op_without_nan(op);
     if (result == CR_TYPE_BOOL) {
-        *kernel_op = CR_OP_MAX;
+        /* x != 0 is NumPy's cast to bool; or and and are max and min. */
+        if (*kernel_op == CR_OP_MAX) {
+            *kernel_op = CR_OP_SUM;
+        }
+        else if (*kernel_op == CR_OP_MIN) {
+            *kernel_op = CR_OP_PROD;
+        }
     }
     else if (result == CR_TYPE_FLOAT16 && type != CR_TYPE_FLOAT16) {
         *cast = CR_TYPE_FLOAT16;

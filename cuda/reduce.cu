@@ -1,7 +1,8 @@
 /* reduce.cu: the entry point, cr_reduce: checks a request, makes its
  * stream wait for the producer's, and routes it: host data to the host
- * path, device data (gathered first when strided) to its reducer; the
- * result to the host, or finished into a device `out`. */
+ * path, device data (gathered first when strided, cast first where its
+ * route says) to its reducer; the result to the host, or finished into a
+ * device `out`. */
 #include <cstring>
 
 #include "check.cuh"
@@ -65,12 +66,12 @@ done:
 extern "C" cr_status
 cr_reduce(const cr_request *request, void *result, cr_error *error)
 {
-    const cr_dispatch_entry *entry = NULL;
-    cr_status status = cr_request_check(request, &entry, error);
+    cr_route route;
+    cr_status status = cr_request_check(request, &route, error);
     cudaStream_t stream = (cudaStream_t)request->stream;
-    const size_t item = cr_type_size(request->type);
     const int gather = request->layout != NULL
         && !request->layout->contiguous;
+    int stage = 0;
     const unsigned char *in = NULL;
     void *input_buffer = NULL;
     cr_reducer r = {};
@@ -81,14 +82,12 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     if (status != CR_OK) {
         return status;
     }
+    stage = gather || route.staged != request->type;
     if (request->n == 0) {
-        /* 0 is the identity of a sum, and false (0) of a logical or. */
-        if (request->op != CR_OP_SUM && !(request->op == CR_OP_MAX
-                                          && request->acc == CR_TYPE_BOOL)) {
+        if (!cr_route_empty_value(&route, result)) {
             return cr_fail(error, CR_ERR_INVALID,
                            "an empty array has no minimum or maximum");
         }
-        memset(result, 0, cr_type_size(request->acc));
         /* The value travels as a kernel argument: nothing to wait for. */
         return request->out != NULL
             ? cr_store_result(request, NULL, result, stream, error) : CR_OK;
@@ -111,7 +110,7 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     if (request->location == CR_HOST) {
         /* Measured on an H100: through the ring even 4 KiB take less time
          * than one copy from pageable memory. */
-        status = cr_reduce_host(request, entry, stream, result, error);
+        status = cr_reduce_host(request, &route, stream, result, error);
         if (status == CR_OK && request->out != NULL) {
             status = cr_store_result(request, NULL, result, stream, error);
         }
@@ -121,22 +120,26 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
         }
         return status;
     }
-    status = cr_reducer_open(&r, request, entry, request->out != NULL,
+    status = cr_reducer_open(&r, request, route.entry, request->out != NULL,
                              stream, error);
     if (status != CR_OK) {
         goto done;
     }
-    if (gather) {
-        CR_CHECK(cudaMallocAsync(&input_buffer, (size_t)request->n * item,
+    if (stage) {
+        CR_CHECK(cudaMallocAsync(&input_buffer,
+                                 (size_t)request->n
+                                     * cr_type_size(route.staged),
                                  stream));
-        status = cr_gather(in, request->layout, item, input_buffer, stream,
-                           error);
+        status = cr_gather(in, gather ? request->layout : NULL, request->n,
+                           request->type, route.staged,
+                           route.nan_to_identity ? &route.identity : NULL,
+                           input_buffer, stream, error);
         if (status != CR_OK) {
             goto done;
         }
     }
     if (request->out == NULL) {
-        status = cr_reducer_launch(&r, gather ? input_buffer : in,
+        status = cr_reducer_launch(&r, stage ? input_buffer : in,
                                    request->n, NULL, NULL, stream, error);
         if (status == CR_OK) {
             status = cr_reducer_fetch(&r, result, stream, error);
@@ -146,7 +149,7 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     /* The result stays on the device: into out itself, or into the
      * reducer's slot and from there through the finishing store. */
     status = cr_reducer_launch(
-        &r, gather ? input_buffer : in, request->n,
+        &r, stage ? input_buffer : in, request->n,
         cr_store_is_copy(request) ? request->out : NULL, NULL, stream,
         error);
     if (status == CR_OK && !cr_store_is_copy(request)) {

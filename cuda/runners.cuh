@@ -1,5 +1,6 @@
 /* runners.cuh: the typed runners of one (element, accumulator, operator):
- * run_passes (the ladder's passes of a plan), run_fast and run_cub.
+ * run_passes (the ladder's passes of a plan), run_fast and run_cub, and
+ * the identity an empty reduction gives.
  *
  * They are the only typed entry points: everything around them
  * (allocation, copies, streams) works on bytes, so one instance per
@@ -13,6 +14,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstring>
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -65,6 +67,17 @@ typedef cr_status (*cr_cub_fn)(const void *in, int64_t n, void *temp,
 template <class T, class Acc, class Op>
 cr_status run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
                   void *result, cudaStream_t stream, cr_error *error);
+
+/* Writes Op's identity, as an Acc, to `out`: an empty reduction's value. */
+typedef void (*cr_identity_fn)(void *out);
+
+template <class Acc, class Op>
+void
+write_identity(void *out)
+{
+    const Acc identity = Op::identity();
+    memcpy(out, &identity, sizeof(identity));
+}
 
 /* Partial results of every pass: pass 0 writes the first `blocks` slots,
  * later passes ping-pong between them and the slots after. */

@@ -154,20 +154,16 @@ done:
 
 /* Explicit instances: each instances_*.cu defines CR_UNIT and includes this
  * file, and the rows of instances.def in its unit are instantiated here. */
-#define CR_CUB_INSTANCE_WITH_CUB(T, Acc, Op)                               \
-    template cr_status run_cub<T, Acc, Op>(                               \
-        const void *, int64_t, void *, size_t *, void *, cudaStream_t,    \
-        cr_error *);
-#define CR_CUB_INSTANCE_NO_CUB(T, Acc, Op)
-
-#define CR_INSTANCE(TYPE, CAST, ACC, OP, T, Acc, Op, CUB)                  \
+#define CR_INSTANCE(TYPE, ACC, OP, T, Acc, Op)                             \
     template cr_status run_passes<T, Acc, Op>(                            \
         cr_method, const cr_plan *, const void *, void *, cudaStream_t,   \
         const cudaEvent_t *, void **, cr_error *);                        \
     template cr_status run_fast<T, Acc, Op>(                              \
         const cr_pass *, const void *, void *, unsigned int *, void *,    \
         unsigned long long *, unsigned int, cudaStream_t, cr_error *);    \
-    CR_CUB_INSTANCE_##CUB(T, Acc, Op)
+    template cr_status run_cub<T, Acc, Op>(                               \
+        const void *, int64_t, void *, size_t *, void *, cudaStream_t,    \
+        cr_error *);
 
 #include "instances.def"
 

@@ -130,8 +130,8 @@ cr_time_reduce(const cr_request *request, const cr_timing *timing,
                float *times_ms, float *pass_ms, int *passes, void *result,
                cr_error *error)
 {
-    const cr_dispatch_entry *entry = NULL;
-    cr_status status = cr_request_check(request, &entry, error);
+    cr_route route;
+    cr_status status = cr_request_check(request, &route, error);
     const size_t bytes = (size_t)request->n * cr_type_size(request->type);
     cudaStream_t stream = cudaStreamPerThread;
     unsigned char *inputs = NULL;
@@ -146,11 +146,15 @@ cr_time_reduce(const cr_request *request, const cr_timing *timing,
         return cr_fail(error, CR_ERR_INVALID,
                        "timing needs a contiguous host array of n > 0");
     }
+    if (route.staged != request->type) {
+        return cr_fail(error, CR_ERR_INVALID,
+                       "timing runs one row's kernels, with no cast pass");
+    }
     status = sampler_open(&s, timing, stream, error);
     if (status == CR_OK) {
         /* The result stays on the device, as a caller's with out= does:
          * the fast kernel writes no mapped host memory between runs. */
-        status = cr_reducer_open(&r, request, entry, 1, stream, error);
+        status = cr_reducer_open(&r, request, route.entry, 1, stream, error);
     }
     if (status != CR_OK) {
         goto done;

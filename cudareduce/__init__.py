@@ -1,7 +1,9 @@
 """cudareduce: the parallel-reduction ladder on the GPU, behind a NumPy-like API.
 
 Each step of Mark Harris's "Optimizing Parallel Reduction in CUDA" is a
-method of :func:`sum`, :func:`mean`, :func:`min` and :func:`max`,
+method of every reduction -- :func:`sum`, :func:`prod`, :func:`mean`,
+:func:`min`, :func:`max`, :func:`any`, :func:`all` and the NaN-skipping
+:func:`nansum`, :func:`nanprod`, :func:`nanmin`, :func:`nanmax` --
 selectable by name (see :func:`methods`).
 
 Inputs are tried in this order: a ``numpy.ndarray`` is host memory (it never
@@ -40,8 +42,9 @@ from ._cudareduce import CudaError
 
 __version__ = "0.1.0"
 
-__all__ = ["CudaError", "Pass", "__version__", "max", "mean", "methods", "min",
-           "plan", "sum"]
+__all__ = ["CudaError", "Pass", "__version__", "all", "any", "max", "mean",
+           "methods", "min", "nanmax", "nanmin", "nanprod", "nansum", "plan",
+           "prod", "sum"]
 
 DEFAULT_METHOD = "fast"
 DEFAULT_THREADS = 256
@@ -201,9 +204,11 @@ def _documented(doc: str) -> Any:
         ``numpy.sum(a, dtype=...)``: each element is cast to it first
         (unsafely: floats into integers truncate), integers then wrap in
         it, float16 sums run in float32 and round at the end, and
-        ``dtype=bool`` is the logical or of the elements.  Method
-        ``"cub"`` takes only a dtype that keeps NumPy's default
-        accumulator and casts no element (ValueError otherwise).
+        ``dtype=bool`` is the logical or of the elements.  A dtype that
+        casts each element, or sums in another accumulator than NumPy's
+        default, first converts the elements on the device (as NumPy's
+        buffered cast does), into a buffer of the new dtype (host arrays
+        chunk by chunk), and then runs the method on them.
     {stream}
 
     Returns
@@ -253,15 +258,62 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
     return _reduce("mean", a, method, threads, dtype, stream, axis, out)
 
 
-def _extremum(op: str, adjective: str, noun: str) -> Any:
-    """cudareduce.min or cudareduce.max: the same function but for `op`."""
-    def extremum(a: ArrayLike, method: str = DEFAULT_METHOD, *,
-                 threads: int = DEFAULT_THREADS, stream: Any = None,
-                 axis: Any = None, out: Any = None) -> Any:
+def _with_dtype(op: str, summary: str, returns: str) -> Any:
+    """cudareduce.prod, nansum or nanprod: sum's signature, for `op`."""
+    def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
+                  threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
+                  stream: Any = None, axis: Any = None, out: Any = None) -> Any:
+        return _reduce(op, a, method, threads, dtype, stream, axis, out)
+
+    reduction.__name__ = reduction.__qualname__ = op
+    return _documented(f"""{summary}, computed on the GPU.
+
+    Parameters
+    ----------
+    {{inputs}}
+    dtype : dtype-like, optional
+        As ``numpy.{op}(a, dtype=...)``, and as for :func:`sum`: each
+        element is cast to it first, integers wrap in it, float16 runs in
+        float32, and into bool the reduction is a logical {"and" if "prod"
+        in op else "or"}.
+    {{stream}}
+
+    Returns
+    -------
+    numpy scalar or array
+        `out`, when given; else a scalar of ``numpy.{op}``'s result dtype,
+        as :func:`sum`'s: int64 for bool and signed integers, uint64 for
+        unsigned ones (exact, wrapping like NumPy's), floats their own
+        (float16 accumulated in float32).  {returns}
+
+    {{raises}}
+    """)(reduction)
+
+
+prod = _with_dtype(
+    "prod", "Product of all elements of `a`",
+    "An empty array gives 1.  NumPy's floating-point warnings, as for "
+    ":func:`sum`.")
+nansum = _with_dtype(
+    "nansum", "Sum of all elements of `a`, NaNs counted as zero",
+    "An empty or all-NaN array gives 0.  Integers and bool: as :func:`sum`.")
+nanprod = _with_dtype(
+    "nanprod", "Product of all elements of `a`, NaNs counted as one",
+    "An empty or all-NaN array gives 1.  Integers and bool: as "
+    ":func:`prod`.")
+
+
+def _without_dtype(op: str, summary: str, returns: str,
+                   also_raises: str = "") -> Any:
+    """cudareduce.min, max, any, all, nanmin or nanmax: an operator that
+    takes no dtype=, documented."""
+    def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
+                  threads: int = DEFAULT_THREADS, stream: Any = None,
+                  axis: Any = None, out: Any = None) -> Any:
         return _reduce(op, a, method, threads, None, stream, axis, out)
 
-    extremum.__name__ = extremum.__qualname__ = op
-    return _documented(f"""{adjective} element of `a`, computed on the GPU.
+    reduction.__name__ = reduction.__qualname__ = op
+    return _documented(f"""{summary}, computed on the GPU.
 
     Parameters
     ----------
@@ -270,14 +322,44 @@ def _extremum(op: str, adjective: str, noun: str) -> Any:
 
     Returns
     -------
-    numpy scalar or array
-        `out`, when given; else a scalar of `a`'s dtype.  NaN if any element is
-        NaN, as ``numpy.{op}``.
+    {returns}
 
-    {{raises}}
-        Also ValueError for an empty array, which has no {noun}.
-    """)(extremum)
+    {{raises}}{also_raises}
+    """)(reduction)
 
 
-min = _extremum("min", "Smallest", "minimum")  # noqa: A001
-max = _extremum("max", "Largest", "maximum")  # noqa: A001
+def _extremum(op: str, adjective: str, noun: str, nan_rule: str) -> Any:
+    """cudareduce.min, max, nanmin or nanmax."""
+    return _without_dtype(
+        op, f"{adjective} element of `a`",
+        f"""numpy scalar or array
+        `out`, when given; else a scalar of `a`'s dtype.  {nan_rule}""",
+        f"""
+        Also ValueError for an empty array, which has no {noun}.""")
+
+
+min = _extremum("min", "Smallest", "minimum",  # noqa: A001
+                "NaN if any element is NaN, as ``numpy.min``.")
+max = _extremum("max", "Largest", "maximum",  # noqa: A001
+                "NaN if any element is NaN, as ``numpy.max``.")
+nanmin = _extremum("nanmin", "Smallest non-NaN", "minimum",
+                   "NaN, with NumPy's RuntimeWarning \"All-NaN slice "
+                   "encountered\", if every element is NaN, as "
+                   "``numpy.nanmin``.")
+nanmax = _extremum("nanmax", "Largest non-NaN", "maximum",
+                   "NaN, with NumPy's RuntimeWarning \"All-NaN slice "
+                   "encountered\", if every element is NaN, as "
+                   "``numpy.nanmax``.")
+
+
+def _truth(op: str, summary: str, empty: str) -> Any:
+    """cudareduce.any or all."""
+    return _without_dtype(
+        op, f"Whether {summary} of `a` is true (non-zero)",
+        f"""numpy.bool or array
+        `out`, when given; else ``numpy.{op}``'s answer: NaN counts as
+        true, and an empty array gives {empty}.""")
+
+
+any = _truth("any", "any element", "False")  # noqa: A001
+all = _truth("all", "every element", "True")  # noqa: A001

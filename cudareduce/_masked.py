@@ -3,10 +3,11 @@ not count.
 
 The extension refuses a ``numpy.ma.MaskedArray``, so that its raw data is
 never reduced by mistake; :func:`reduce` reduces its filled data instead,
-by ``numpy.ma``'s own rules (``MaskedArray.sum``, ``mean``, ``min`` and
-``max``): masked elements become the operator's identity, a reduction
-whose every element is masked is ``numpy.ma.masked``, and a mean divides
-by the count of unmasked elements.
+by ``numpy.ma``'s own rules (``MaskedArray.sum``, ``prod``, ``mean``,
+``min``, ``max``, ``any``, ``all``, and NumPy's NaN-skipping functions on
+a masked array): masked elements become the operator's identity, a
+reduction whose every element is masked is ``numpy.ma.masked``, and a
+mean divides by the count of unmasked elements.
 """
 from __future__ import annotations
 
@@ -23,8 +24,24 @@ MaskedArray = ma.MaskedArray
 Reducer = Callable[[str, np.ndarray, Any], Any]
 
 
+# What a masked element becomes, by operator: the identity of a sum or
+# product, False for any and True for all (numpy.ma's rules); min and max
+# take numpy.ma's fill values, and their NaN forms NaN in a float array,
+# so that an unmasked all-NaN input stays one.
+_FILLS: dict[str, Callable[[ma.MaskedArray], Any]] = {
+    "sum": lambda a: 0, "nansum": lambda a: 0, "any": lambda a: 0,
+    "prod": lambda a: 1, "nanprod": lambda a: 1, "all": lambda a: 1,
+    "min": ma.minimum_fill_value, "max": ma.maximum_fill_value,
+    "nanmin": lambda a: (np.nan if a.dtype.kind == "f"
+                         else ma.minimum_fill_value(a)),
+    "nanmax": lambda a: (np.nan if a.dtype.kind == "f"
+                         else ma.maximum_fill_value(a)),
+}
+
+
 def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
-    """`op` ("sum", "mean", "min" or "max") of the unmasked elements of `a`.
+    """`op` (any of cudareduce's operators) of the unmasked elements of
+    `a`.
 
     Parameters
     ----------
@@ -33,25 +50,21 @@ def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
     a : numpy.ma.MaskedArray
         The array.
     dtype : dtype-like or None
-        The ``dtype=`` argument of sum and mean.
+        The ``dtype=`` argument of the operators that take one.
     run : callable
         ``run(op, data, dtype)`` reduces a plain ndarray on the GPU.
 
     Returns
     -------
     numpy scalar or numpy.ma.masked
-        What ``getattr(a, op)(dtype=dtype)`` returns.
+        What ``getattr(a, op)(dtype=dtype)`` returns (``numpy.<op>(a)`` for
+        the NaN forms, which MaskedArray has no method of).
     """
     if op == "mean":
         return _mean(a, dtype, run)
     mask = ma.getmask(a)
     every_element_masked = mask is not ma.nomask and bool(mask.all())
-    if op == "sum":
-        result = run("sum", a.filled(0), dtype)
-    else:
-        fill = (ma.minimum_fill_value if op == "min"
-                else ma.maximum_fill_value)(a)
-        result = run(op, a.filled(fill), None)
+    result = run(op, a.filled(_FILLS[op](a)), dtype)
     return ma.masked if every_element_masked else result
 
 

@@ -21,15 +21,40 @@ def integer_values(rng, n, dtype) -> np.ndarray:
     return rng.integers(low, 101, n).astype(dtype)
 
 
+def product_values(rng, n, dtype) -> np.ndarray:
+    """Values whose products are exact in every accumulator and order:
+    ones, with a dozen factors at random places (-1 and 2, and 0.5 for
+    floats: powers of two; bool: a False in half the arrays)."""
+    dtype = np.dtype(dtype)
+    a = np.ones(n, dtype)
+    if dtype.kind == "b":
+        if rng.random() < 0.5:
+            a[rng.integers(0, n)] = False
+        return a
+    factors = [-1, 2, 0.5] if dtype.kind == "f" else (
+        [2, 3] if dtype.kind == "u" else [-1, 2, 3])
+    where = rng.integers(0, n, size=min(n, 12))
+    a[where] = rng.choice(factors, size=where.size)
+    return a
+
+
+def values_for(op, rng, n, dtype) -> np.ndarray:
+    """Data whose `op` is exact: products' for a product, else sums'."""
+    return (product_values if op in ("prod", "nanprod")
+            else integer_values)(rng, n, dtype)
+
+
 def numpy_answer(op, a):
     """NumPy's result for the host array `a` of integer values, computed
-    exactly (float sums in float64, rounded once to NumPy's dtype)."""
+    exactly (float sums and products in float64, rounded once to NumPy's
+    dtype)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        if op == "sum":
-            want = np.sum(a)
+        if op in ("sum", "prod", "nansum", "nanprod"):
+            want = getattr(np, op)(a)
             if a.dtype.kind == "f":
-                want = np.sum(a.astype(np.float64)).astype(want.dtype)
+                want = getattr(np, op)(a.astype(np.float64)).astype(
+                    want.dtype)
             return want
         if op == "mean":
             return np.mean(a, dtype=np.float64).astype(np.mean(a).dtype)

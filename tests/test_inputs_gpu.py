@@ -52,8 +52,8 @@ the integer grids here are.
 
 Also here: empty device arrays, NaN in min/max, non-contiguous device
 views (CuPy, PyTorch through the CAI and DLPack, and Hypothesis' random
-CuPy slices), ``dtype=`` on the device (with the ``cub`` rule,
-``cub_runs``), pointers that are not device memory, managed memory, DLPack
+CuPy slices), ``dtype=`` on the device (every method, ``cub`` after the
+cast pass where one is needed), pointers that are not device memory, managed memory, DLPack
 capsules used twice, and streams: data written on a side stream right
 before the call, behind a kernel that spins long enough that a reduction
 not ordered after the write reads the zeros that were there.  PyTorch's CAI
@@ -104,10 +104,6 @@ extern "C" __global__ void spin(long long cycles)
     }
 }
 """
-
-CUB_MESSAGE = ("method 'cub' runs NumPy's default accumulator only: leave "
-               "out dtype=")
-
 
 # --- the GPU libraries, imported on first use ----------------------------------
 
@@ -745,31 +741,6 @@ DTYPE_OVERRIDES = [
     if dtype_argument_allowed(source, target)]
 
 
-def default_accumulators(dtype) -> set:
-    """The accumulators numpy.sum and numpy.mean of `dtype` use by default;
-    int64 and uint64 stand for one another (the same 64-bit wrapping
-    addition)."""
-    dtype = np.dtype(dtype)
-    found = {ACCUMULATOR[dtype], ACCUMULATOR[result_dtype("mean", dtype)]}
-    if found & {np.dtype(np.int64), np.dtype(np.uint64)}:
-        found |= {np.dtype(np.int64), np.dtype(np.uint64)}
-    return found
-
-
-def cub_runs(source, target) -> bool:
-    """Whether method 'cub' takes dtype=target for `source` input: only
-    when the accumulator it implies is one of NumPy's defaults and the
-    elements need no cast of their own (into float16, floats into
-    integers, anything but bool into bool)."""
-    source, target = np.dtype(source), np.dtype(target)
-    if target.kind == "b":
-        return source.kind == "b"
-    if (target == np.float16 and source != np.float16) or (
-            target.kind in "iu" and source.kind == "f"):
-        return False
-    return ACCUMULATOR[target] in default_accumulators(source)
-
-
 def override_values(rng, source, target) -> np.ndarray:
     """Values of `source` whose sum|x| fits `target` (and float16), so that
     no partial sum overflows in any accumulator: NumPy accumulates in
@@ -799,29 +770,8 @@ def test_dtype_argument_on_device(cupy, rng, seed_note, op, source, target,
                                   method):
     host = override_values(rng, source, target)
     device = cupy.asarray(host)
-    if method == "cub" and not cub_runs(source, target):
-        with pytest.raises(ValueError) as info:
-            reduce(op, device, method, dtype=target)
-        assert str(info.value) == CUB_MESSAGE
-        return
     got = reduce(op, device, method, dtype=target)
     check_reduction(op, host, got, method, override=target, note=seed_note)
-
-
-def test_cub_rule_as_the_spec_words_it():
-    # cub_runs() decides what test_dtype_argument_on_device expects: check
-    # it on cases the README words ("NumPy's default accumulators only: no
-    # dtype= other than those mean uses").
-    assert cub_runs(np.int8, np.int64) and cub_runs(np.int8, np.float64)
-    assert cub_runs(np.float16, np.float32) and cub_runs(np.float16,
-                                                         np.float16)
-    assert not cub_runs(np.int32, np.float32)
-    assert not cub_runs(np.float32, np.float64)
-    assert not cub_runs(np.float64, np.float32)
-    assert not cub_runs(np.float16, np.float64)
-    assert cub_runs(np.bool_, np.bool_) and not cub_runs(np.int8, np.bool_)
-    assert not cub_runs(np.float32, np.float16)
-    assert not cub_runs(np.float64, np.int64)
 
 
 # --- memory that is not the device's --------------------------------------------------

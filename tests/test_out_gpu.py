@@ -66,9 +66,7 @@ def same_bits(got, want) -> bool:
 
 
 @pytest.mark.parametrize("method, op, dtype, reduce_dtype", [
-    (method, *case) for method in METHODS for case in CASES
-    # cub runs NumPy's default accumulator only (no dtype=).
-    if method != "cub" or case[2] is None])
+    (method, *case) for method in METHODS for case in CASES])
 def test_device_out_is_the_host_result(cupy, rng, method, op, dtype,
                                        reduce_dtype):
     host = random_data(rng, dtype, 100_003)

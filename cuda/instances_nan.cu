@@ -1,0 +1,4 @@
+/* instances_nan.cu: the instances of the NaN-skipping operators of
+ * floats (nansum, nanprod, nanmin, nanmax). */
+#define CR_UNIT CR_UNIT_NAN
+#include "runners_impl.cuh"

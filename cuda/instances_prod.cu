@@ -1,0 +1,4 @@
+/* instances_prod.cu: the instances of products (integers wrapping in
+ * 64 bits, float16 in a float32 accumulator). */
+#define CR_UNIT CR_UNIT_PROD
+#include "runners_impl.cuh"
