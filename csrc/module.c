@@ -54,13 +54,19 @@ parse_method(PyObject *name, cr_method *method)
     return -1;
 }
 
-/* threads: an int (not a bool, not a float), a power of two in range. */
+/* threads: None (0: the method's own default for the input's size,
+ * cr_plan_launch), or an int (not a bool, not a float), a power of two
+ * in range. */
 static int
 parse_threads(PyObject *value, int *threads)
 {
+    if (value == Py_None) {
+        *threads = 0;
+        return 0;
+    }
     if (!PyLong_Check(value) || PyBool_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "threads must be an int, not %.100s",
-                     Py_TYPE(value)->tp_name);
+        PyErr_Format(PyExc_TypeError, "threads must be None or an int, not "
+                     "%.100s", Py_TYPE(value)->tp_name);
         return -1;
     }
     int overflow = 0;
@@ -492,7 +498,8 @@ PyDoc_STRVAR(reduce_doc,
 "Device arrays (__cuda_array_interface__, DLPack) are read in place.\n"
 "`axis` may only name every axis (None: the whole array).  With `out`\n"
 "(one element of the result dtype) the result is written there and\n"
-"`out` returned: a device `out` without waiting and without warnings.");
+"`out` returned: a device `out` without waiting and without warnings.\n"
+"`threads` None is the method's default for the input's size.");
 
 static PyObject *
 cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
@@ -887,8 +894,9 @@ cudareduce_release_stream(PyObject *module, PyObject *capsule)
 PyDoc_STRVAR(plan_doc,
 "plan(n, method, threads, dtype, sm_count)\n--\n\n"
 "The launch passes of reducing n elements of `dtype`: a list of dicts\n"
-"(n_in, blocks, threads, items_per_thread, shared_bytes).  sm_count None\n"
-"asks the current device, and only for methods whose grid depends on it.");
+"(n_in, blocks, threads, items_per_thread, shared_bytes).  threads None\n"
+"is the method's default for n and dtype; sm_count None asks the\n"
+"current device, and only for methods whose grid depends on it.");
 
 static PyObject *
 cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
@@ -1096,6 +1104,11 @@ cudareduce_exec(PyObject *module)
         return -1;
     }
     if (PyModule_AddObjectRef(module, "CudaError", state->cuda_error) < 0) {
+        return -1;
+    }
+    /* The ladder steps' default threads per block. */
+    if (PyModule_AddIntConstant(module, "DEFAULT_THREADS",
+                                CR_DEFAULT_THREADS) < 0) {
         return -1;
     }
     /* methods() lists the ladder's steps first: this many. */

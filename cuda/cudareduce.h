@@ -124,6 +124,12 @@ typedef struct {
 /* Static facts about a method (cudareduce.methods()). */
 const char *cr_method_name(cr_method method);
 const char *cr_method_description(cr_method method);
+/* The threads per block of `method` for n elements of item_size bytes
+ * when the caller names none (threads 0): CR_DEFAULT_THREADS for the
+ * ladder, whose steps are compared at one block size, and cub (which
+ * sizes its own blocks); for fast, by the bytes (tuning.h). */
+int cr_method_default_threads(cr_method method, int64_t n,
+                              size_t item_size);
 /* Whether the plan of this method depends on the device's SM count. */
 int cr_method_needs_sm_count(cr_method method);
 /* Elements each thread loads before the tree, per sweep of the grid, for
@@ -158,7 +164,8 @@ void cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
                       cr_type *acc, cr_op *kernel_op);
 
 /* Plans the passes of reducing n elements of item_size bytes whose
- * accumulator is acc_size bytes.  sm_count is used only where
+ * accumulator is acc_size bytes, `threads` per block (0: the method's
+ * default for n and item_size).  sm_count is used only where
  * cr_method_needs_sm_count() says so (pass 0 otherwise).  The fast method
  * plans one pass, whatever n; CUB plans its own launches, so it has no
  * plan here (CR_ERR_INVALID).  Plain C: no CUDA call. */
@@ -266,7 +273,7 @@ typedef struct {
     cr_type acc;
     cr_op op;
     cr_method method;
-    int threads;
+    int threads;                /* per block; 0: the method's default */
     cr_location location;
     uintptr_t stream;
     int wait;

@@ -61,6 +61,17 @@ cr_method_description(cr_method method)
 }
 
 int
+cr_method_default_threads(cr_method method, int64_t n, size_t item_size)
+{
+    if (method != CR_METHOD_FAST) {
+        return CR_DEFAULT_THREADS;
+    }
+    const int64_t bytes = n * (int64_t)item_size;
+    return bytes < CR_FAST_512_THREADS_BYTES ? 256
+           : bytes < CR_FAST_1024_THREADS_BYTES ? 512 : 1024;
+}
+
+int
 cr_method_needs_sm_count(cr_method method)
 {
     return method_is_valid(method) && method_table[method].grid_stride;
@@ -206,13 +217,16 @@ cr_plan_launch(int64_t n, cr_method method, int threads, size_t item_size,
     if (per_thread == 0) {
         return cr_fail(error, CR_ERR_INVALID, "invalid item size");
     }
+    if (n < 0 || n > CR_MAX_ELEMENTS) {
+        return cr_fail(error, CR_ERR_INVALID, "n must be from 0 to 2^62");
+    }
+    if (threads == 0) {
+        threads = cr_method_default_threads(method, n, item_size);
+    }
     if (threads < CR_MIN_THREADS || threads > CR_MAX_THREADS
         || (threads & (threads - 1)) != 0) {
         return cr_fail(error, CR_ERR_INVALID,
                        "threads must be a power of two from 64 to 1024");
-    }
-    if (n < 0 || n > CR_MAX_ELEMENTS) {
-        return cr_fail(error, CR_ERR_INVALID, "n must be from 0 to 2^62");
     }
     const cr_method_info *info = &method_table[method];
     /* An empty input launches nothing, so it needs no device facts. */

@@ -25,6 +25,18 @@
 CR_TYPES(CR_CHECK_ACCUMULATOR_FITS)
 #undef CR_CHECK_ACCUMULATOR_FITS
 
+/* The fast method's threads per block when the caller names none, by the
+ * input's bytes: 256 below CR_FAST_512_THREADS_BYTES, 512 below
+ * CR_FAST_1024_THREADS_BYTES, 1024 from there.  On the H100, back to back
+ * (2026-11-24, sum at 256/512/1024 threads): float32 2^18 (1 MiB) 3.84,
+ * 3.90, 3.96 us; int8 2^21 (2 MiB) 4.48, 4.49, 5.26; float32 2^20 (4 MiB)
+ * 4.80, 4.35, 4.42; float32 2^21 (8 MiB) 7.45, 6.85, 7.02; float64 2^21
+ * (16 MiB) 10.76, 10.09, 9.90; float32 2^28 against cub 0.988x, 0.998x,
+ * 1.003x (and 1024 at or above cub from 2^22 to 2^28 for float32,
+ * float64, int32 and float16, sum, prod, min and nanmax alike). */
+#define CR_FAST_512_THREADS_BYTES ((int64_t)4 << 20)
+#define CR_FAST_1024_THREADS_BYTES ((int64_t)16 << 20)
+
 /* The fast method: 16-byte loads, this many in flight per thread.  On
  * the H100 (256 threads, 8 blocks per SM, back to back, 2026-11-24), 2
  * against 4: int8 2^28 95.2 against 107.9 us, 2^26 28.7 against 31.5;

@@ -47,7 +47,9 @@ __all__ = ["CudaError", "Pass", "__version__", "all", "any", "max", "mean",
            "prod", "sum"]
 
 DEFAULT_METHOD = "fast"
-DEFAULT_THREADS = 256
+#: The ladder steps' threads per block when none is named (the fast
+#: method's own depends on the input's size: ``plan(n, dtype=...)``).
+DEFAULT_THREADS = _cudareduce.DEFAULT_THREADS
 
 
 class Pass(NamedTuple):
@@ -77,8 +79,9 @@ def methods() -> dict[str, str]:
     return dict(_cudareduce.methods())
 
 
-def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int = DEFAULT_THREADS,
-         dtype: DTypeLike = np.float32, sm_count: int | None = None) -> list[Pass]:
+def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int | None = None,
+         dtype: DTypeLike = np.float32,
+         sm_count: int | None = None) -> list[Pass]:
     """The kernel launches that reducing `n` elements takes.
 
     Plain arithmetic, no GPU needed, except that ``multi_element`` and
@@ -92,8 +95,11 @@ def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int = DEFAULT_THREADS
         Number of elements, >= 0.
     method : str
         A name from :func:`methods`.
-    threads : int
-        Threads per block, a power of two from 64 to 1024.
+    threads : int, optional
+        Threads per block, a power of two from 64 to 1024; None (the
+        default) is the method's own for `n` elements of `dtype`: for
+        ``fast`` 256 below 4 MiB, 512 below 16 MiB, 1024 from there; 256
+        for the ladder's steps.
     dtype : dtype-like
         Input dtype: its size sets the fast method's vector width, its
         accumulator the shared memory per block.
@@ -124,8 +130,12 @@ _INPUTS_DOC = """a : array_like
         ``numpy.ma.masked``.
     method : str
         A name from :func:`methods` (default ``"fast"``).
-    threads : int
-        Threads per block, a power of two from 64 to 1024 (default 256)."""
+    threads : int, optional
+        Threads per block, a power of two from 64 to 1024; None (the
+        default) is the method's own for the input's size: for ``fast``
+        256 below 4 MiB, 512 below 16 MiB, 1024 from there (the fastest on
+        an H100), 256 for the ladder's steps (compared at one block size);
+        ``cub`` sizes its own blocks."""
 
 _STREAM_DOC = """stream : int or stream object, optional
         The CUDA stream to run on: a ``cudaStream_t`` handle as an int (0 is
@@ -224,7 +234,7 @@ def _documented(doc: str) -> Any:
     {raises}
     """)
 def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
-        threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
+        threads: int | None = None, dtype: DTypeLike = None,
         stream: Any = None, axis: Any = None, out: Any = None) -> Any:
     return _reduce("sum", a, method, threads, dtype, stream, axis, out)
 
@@ -253,7 +263,7 @@ def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
     {raises}
     """)
 def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
-         threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
+         threads: int | None = None, dtype: DTypeLike = None,
          stream: Any = None, axis: Any = None, out: Any = None) -> Any:
     return _reduce("mean", a, method, threads, dtype, stream, axis, out)
 
@@ -261,7 +271,7 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
 def _with_dtype(op: str, summary: str, returns: str) -> Any:
     """cudareduce.prod, nansum or nanprod: sum's signature, for `op`."""
     def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
-                  threads: int = DEFAULT_THREADS, dtype: DTypeLike = None,
+                  threads: int | None = None, dtype: DTypeLike = None,
                   stream: Any = None, axis: Any = None, out: Any = None) -> Any:
         return _reduce(op, a, method, threads, dtype, stream, axis, out)
 
@@ -308,7 +318,7 @@ def _without_dtype(op: str, summary: str, returns: str,
     """cudareduce.min, max, any, all, nanmin or nanmax: an operator that
     takes no dtype=, documented."""
     def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
-                  threads: int = DEFAULT_THREADS, stream: Any = None,
+                  threads: int | None = None, stream: Any = None,
                   axis: Any = None, out: Any = None) -> Any:
         return _reduce(op, a, method, threads, None, stream, axis, out)
 

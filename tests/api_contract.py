@@ -46,7 +46,18 @@ GRID_STRIDE_METHODS = frozenset({"multi_element"})
 RESIDENT_THREADS_PER_SM = 2048
 
 VALID_THREADS = (64, 128, 256, 512, 1024)
+# threads=None (every function's default) is the method's own: 256 for the
+# ladder's steps (and cub, which ignores it); fast's by the input's bytes.
 DEFAULT_THREADS = 256
+
+
+def default_threads(method: str, n: int, itemsize: int) -> int:
+    """The threads per block of `method` on n elements of itemsize bytes
+    when none is named."""
+    if method != "fast":
+        return DEFAULT_THREADS
+    nbytes = n * itemsize
+    return 256 if nbytes < 4 << 20 else 512 if nbytes < 16 << 20 else 1024
 
 # Supported input dtype -> numpy.sum's result dtype on 64-bit Linux: bool
 # and signed integers sum to int64, unsigned ones to uint64, floats keep

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import (DEFAULT_METHOD, DEFAULT_THREADS, SUM_RESULT,
-                          METHODS, SUPPORTED_DTYPES, VALID_THREADS,
-                          numpy_sum_dtype)
+from api_contract import (DEFAULT_METHOD, DEFAULT_THREADS, METHODS,
+                          SUM_RESULT, SUPPORTED_DTYPES, VALID_THREADS,
+                          default_threads, numpy_sum_dtype)
 
 # A CUDA runtime error name, e.g. cudaErrorNoDevice.
 CUDA_ERROR_NAME = re.compile(r"\bcudaError[A-Za-z]+\b")
@@ -35,7 +35,7 @@ UNSUPPORTED_DTYPES = [
      if np.dtype(np.longdouble).itemsize not in (4, 8) else [])
 
 BAD_THREAD_VALUES = [0, 3, 32, 63, 65, 100, 2048, 4096, -1, -256, 2 ** 40]
-BAD_THREAD_TYPES = [True, False, 256.0, "256", None, [256]]
+BAD_THREAD_TYPES = [True, False, 256.0, "256", [256]]
 
 
 def dtype_id(dtype):
@@ -80,7 +80,25 @@ def test_sum_signature():
                             "axis", "out"]
     assert params["method"].default == DEFAULT_METHOD
     assert params["threads"].kind is inspect.Parameter.KEYWORD_ONLY
-    assert params["threads"].default == DEFAULT_THREADS
+    assert params["threads"].default is None
+
+
+def test_default_threads_are_the_specs():
+    # The module's constant is the ladder's default; fast has its own.
+    assert cudareduce.DEFAULT_THREADS == DEFAULT_THREADS
+    for method in METHODS:
+        if method == "cub":
+            continue    # plans its own launches
+        for dtype in ("int8", "float32", "float64"):
+            itemsize = np.dtype(dtype).itemsize
+            # Both sides of each of fast's byte thresholds.
+            for n in (1, (4 << 20) // itemsize - 1, (4 << 20) // itemsize,
+                      (16 << 20) // itemsize - 1, (16 << 20) // itemsize,
+                      1 << 30):
+                got = cudareduce.plan(n, method, dtype=dtype,
+                                      sm_count=132)[0].threads
+                assert got == default_threads(method, n, itemsize), (
+                    method, dtype, n, got)
 
 
 def test_threads_is_keyword_only():
@@ -94,7 +112,7 @@ def test_plan_signature():
     assert params["method"].default == DEFAULT_METHOD
     for name in ("threads", "dtype", "sm_count"):
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
-    assert params["threads"].default == DEFAULT_THREADS
+    assert params["threads"].default is None
     assert np.dtype(params["dtype"].default) == np.float32
     assert params["sm_count"].default is None
 

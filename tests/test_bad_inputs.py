@@ -281,11 +281,11 @@ CATALOGUE = [
     Bad("threads-2^70", lambda f: f(nonempty(), threads=2 ** 70), ValueError,
         THREADS_RULE + str(2 ** 70)),
     Bad("threads-True", lambda f: f(nonempty(), threads=True), TypeError,
-        r"threads must be an int, not bool"),
+        r"threads must be None or an int, not bool"),
     Bad("threads-256.0", lambda f: f(nonempty(), threads=256.0), TypeError,
-        r"threads must be an int, not float"),
+        r"threads must be None or an int, not float"),
     Bad("threads-str", lambda f: f(nonempty(), threads="256"), TypeError,
-        r"threads must be an int, not str"),
+        r"threads must be None or an int, not str"),
 
     # --- dtype= -----------------------------------------------------------
     Bad("dtype-complex", lambda f: f(nonempty(), dtype=np.complex128),

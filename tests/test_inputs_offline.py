@@ -42,7 +42,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cudareduce
-from api_contract import DEFAULT_METHOD, DEFAULT_THREADS, METHODS
+from api_contract import DEFAULT_METHOD, METHODS
 from dlpack_capsules import DLPackOnly
 
 # --- shared with test_inputs_gpu ---------------------------------------------
@@ -137,7 +137,7 @@ def test_signature(op):
                     else ["threads", "stream", "axis", "out"])
     assert list(params) == ["a", "method", *keyword_only]
     assert params["method"].default == DEFAULT_METHOD
-    assert params["threads"].default == DEFAULT_THREADS
+    assert params["threads"].default is None
     for name in keyword_only:
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
         if name != "threads":
@@ -318,7 +318,7 @@ def test_threads_out_of_range_is_a_value_error(op, threads):
 
 
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("threads", [True, 256.0, "256", None], ids=repr)
+@pytest.mark.parametrize("threads", [True, 256.0, "256"], ids=repr)
 def test_threads_not_an_int_is_a_type_error(op, threads):
     with pytest.raises(TypeError, match="threads"):
         reduce(op, nonempty(), threads=threads)

@@ -20,10 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cudareduce
-from api_contract import (ACCUMULATOR, ELEMENTS_PER_THREAD, FAST_UNROLL,
-                          GRID_STRIDE_METHODS, LADDER, MAX_ELEMENTS,
-                          MAX_PASSES, METHODS, RESIDENT_THREADS_PER_SM,
-                          SUPPORTED_DTYPES, VALID_THREADS)
+from api_contract import (ACCUMULATOR, DEFAULT_THREADS, ELEMENTS_PER_THREAD,
+                          FAST_UNROLL, GRID_STRIDE_METHODS, LADDER,
+                          MAX_ELEMENTS, MAX_PASSES, METHODS,
+                          RESIDENT_THREADS_PER_SM, SUPPORTED_DTYPES,
+                          VALID_THREADS, default_threads)
 
 PLAN_SIZES = (0, 1, 2, 63, 64, 65, 1000, 2 ** 20 + 3, 2 ** 31 + 7, 2 ** 40,
               2 ** 62)
@@ -351,8 +352,14 @@ def test_plan_of_nothing_is_empty_without_asking_a_device(method):
 
 
 def test_plan_defaults():
+    # threads None is the method's own default.
     assert cudareduce.plan(10 ** 6, sm_count=132) == cudareduce.plan(
-        10 ** 6, "fast", threads=256, dtype="float32", sm_count=132)
+        10 ** 6, "fast", threads=default_threads("fast", 10 ** 6, 4),
+        dtype="float32", sm_count=132)
+    for method in LADDER:
+        assert cudareduce.plan(10 ** 6, method, sm_count=132) == (
+            cudareduce.plan(10 ** 6, method, threads=DEFAULT_THREADS,
+                            sm_count=132)), method
 
 
 def test_grid_stride_grid_grows_with_sm_count_up_to_the_work():
@@ -392,7 +399,7 @@ def test_threads_out_of_range_is_a_value_error(threads):
         cudareduce.plan(10, "sequential", threads=threads)
 
 
-@pytest.mark.parametrize("threads", [True, 256.0, "256", None], ids=repr)
+@pytest.mark.parametrize("threads", [True, 256.0, "256"], ids=repr)
 def test_threads_of_wrong_type_is_a_type_error(threads):
     with pytest.raises(TypeError, match="threads"):
         cudareduce.plan(10, "sequential", threads=threads)
