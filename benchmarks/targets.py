@@ -52,6 +52,20 @@ and wall times, of one run on one GPU), for each dtype of
   and from a PyTorch tensor: <= 0.50x the time of ``torch.sum(x).item()``,
   and <= 1.50x the launch-plus-poll floor measured in the same run.
 
+``--peers --op OP`` of another op than sum (:func:`op_targets`):
+
+- ``fast``'s GB/s, cold, at 2^28, for each dtype of 4 bytes or more: >=
+  0.95x its own float32 sum's of the same run (:data:`OP_OVER_SUM`;
+  ``--peers --op`` times that sum too);
+- where CUB offers the op (:data:`CUB_OPS`: ``DeviceReduce``'s Min and Max,
+  and its Reduce with a product), ``fast`` / ``cub`` speed, back to back:
+  >= 1.00x at every size.
+
+The ladder's and the counters' targets are stated on sums: a ladder
+document without sums, or a ``--counters`` document of another op, cannot
+be checked (exit status 2, saying so); a ladder document's other ops are
+passed over.
+
 ``--host`` (whole calls on the largest float32 array, 1 GiB by default):
 
 - ``cudareduce.sum(a)`` >= 4x as fast as ``numpy.sum(a)`` and as
@@ -67,21 +81,26 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from cudareduce.bench.counters import DOCUMENT_KEYS as COUNTERS_KEYS
 from cudareduce.bench.counters import IDEAS, check_ideas
 from cudareduce.bench.host import NUMPY_CALL, TORCH_CALL, host_ratios
-from cudareduce.bench.peers import (COMPARE_SIZES, LATENCY_N,
+from cudareduce.bench.peers import (BASELINE_DTYPE, COMPARE_DTYPES,
+                                    COMPARE_SIZES, LATENCY_N,
                                     LAUNCH_POLL_FLOOR, OURS_ON_CUPY,
                                     OURS_ON_TORCH, TORCH_ITEM,
-                                    comparison_ratios, gbps_of, ratio)
-from cudareduce.results import (REFERENCE_METHOD, group_results, is_int,
-                                render, short_n, validate_document)
+                                    comparison_op, comparison_ratios,
+                                    gbps_of, ratio)
+from cudareduce.results import (DEFAULT_OP, REFERENCE_METHOD, is_int,
+                                op_of, render, short_n, table_groups,
+                                validate_document)
 
-__all__ = ["FAST_OVER_CUB", "FIRST_STEP", "FLOOR_FROM", "FLOOR_SHARE",
-           "LADDER_SPEEDUP", "SEVENTH_STEP",
+__all__ = ["CUB_OPS", "FAST_OVER_CUB", "FIRST_STEP", "FLOOR_FROM",
+           "FLOOR_SHARE", "LADDER_SPEEDUP", "OP_OVER_SUM", "SEVENTH_STEP",
            "Claim", "Target", "counters_targets", "format_targets",
-           "host_targets", "ladder_targets", "main", "peers_targets",
-           "targets"]
+           "host_targets", "ladder_targets", "main", "op_targets",
+           "peers_targets", "targets"]
 
 #: The ladder's first and seventh steps, and how many times faster the
 #: seventh must be (cold, at the default size, else the largest n).
@@ -96,6 +115,12 @@ _BATCH = "batch_us"
 FAST_OVER_CUB = {1 << 20: 1.5, 1 << 22: 1.3, 1 << 24: 1.05}
 #: The floor's share of ``fast``'s time, at every n from FLOOR_FROM.
 FLOOR_SHARE, FLOOR_FROM = 0.95, 1 << 24
+#: Another op's ``fast`` GB/s over ``fast``'s float32 sum GB/s (cold, at the
+#: largest size), for dtypes of at least _WIDE_ITEMSIZE bytes.
+OP_OVER_SUM, _WIDE_ITEMSIZE = 0.95, 4
+#: The ops besides sum that CUB offers (``cub::DeviceReduce``'s Min and
+#: Max, its Reduce with a product): ``fast`` must match ``cub`` there.
+CUB_OPS = ("prod", "min", "max")
 
 _HOLDS = {">=": operator.ge, "<=": operator.le}
 
@@ -137,22 +162,40 @@ Row = Target | Claim
 _MET = {True: "yes", False: "NO", None: "no figure"}
 
 
+def _sums_only(op: str, what: str) -> None:
+    """Raise ValueError, saying why, unless `op` is sum: `what` is stated
+    on sums."""
+    if op != DEFAULT_OP:
+        raise ValueError(f"{what} stated on sums; this document is of "
+                         f"{op} (another op's targets are on python -m "
+                         f"cudareduce.bench --peers --op {op} --json)")
+
+
 def ladder_targets(document: Mapping[str, Any]) -> list[Target]:
     """The target of a ladder document: the cumulative speedup from
     :data:`FIRST_STEP` to :data:`SEVENTH_STEP`, cold, at the run's default
     size (where the kernels, not the launches, decide) where it was
     measured, else at the document's largest n; one per (dtype, threads)
-    measured there."""
+    of the sums measured there.
+
+    Raises
+    ------
+    ValueError
+        The document has results, but no sums.
+    """
     results = document["results"]
     what = (f"{FIRST_STEP} / {SEVENTH_STEP} cold time (speedup of steps 1 "
             f"to 7)")
     if not results:
         return [Target(f"{what}, no results", None, ">=", LADDER_SPEEDUP)]
-    sizes = {r["n"] for r in results}
+    sums = [r for r in results if op_of(r) == DEFAULT_OP]
+    if not sums:
+        _sums_only(op_of(results[0]), "the ladder's target is")
+    sizes = {r["n"] for r in sums}
     default = document["timing"]["default_n"]
     shown = default if default in sizes else max(sizes)
     rows = []
-    for (dtype, n, threads), group in group_results(results).items():
+    for (_, dtype, n, threads), group in table_groups(sums).items():
         if n == shown:
             cold = {r["method"]: r[_COLD] for r in group}
             rows.append(Target(
@@ -193,9 +236,33 @@ def counters_targets(document: Mapping[str, Any]) -> list[Claim]:
     return rows
 
 
+def op_targets(comparison: Mapping[str, Any], op: str) -> list[Target]:
+    """The targets of a ``--peers --op`` document of `op`, not sum, in the
+    order of the module docstring."""
+    results = comparison["results"]
+    big = COMPARE_SIZES[-1]
+    baseline = gbps_of(results, "fast", BASELINE_DTYPE, big, _COLD)
+    rows = [Target(f"fast {dtype} {op} / fast {BASELINE_DTYPE} sum GB/s, "
+                   f"cold, n = {short_n(big)}",
+                   ratio(gbps_of(results, "fast", dtype, big, _COLD, op=op),
+                         baseline), ">=", OP_OVER_SUM)
+            for dtype in COMPARE_DTYPES
+            if np.dtype(dtype).itemsize >= _WIDE_ITEMSIZE]
+    if op in CUB_OPS:
+        rows += [Target(f"fast / cub speed, back to back, {dtype} {op} "
+                        f"n = {short_n(n)}", ratios[REFERENCE_METHOD], ">=",
+                        1.0)
+                 for dtype, n, ratios in comparison_ratios(comparison,
+                                                           _BATCH)]
+    return rows
+
+
 def peers_targets(comparison: Mapping[str, Any]) -> list[Target]:
     """The targets of a ``--peers`` document, in the order of the module
-    docstring."""
+    docstring: a sum's, or another op's (:func:`op_targets`)."""
+    op = comparison_op(comparison)
+    if op != DEFAULT_OP:
+        return op_targets(comparison, op)
     results, latency = comparison["results"], comparison["latency_us"]
     big = COMPARE_SIZES[-1]
     rows = []
@@ -247,7 +314,8 @@ def targets(document: Any) -> list[Row]:
     Raises
     ------
     ValueError
-        `document` is none of them.
+        `document` is none of them, or a ladder or ``--counters`` document
+        of another op than sum.
     """
     keys = set(document) if isinstance(document, Mapping) else set()
     if keys == {"results", "latency_us"}:
@@ -255,8 +323,11 @@ def targets(document: Any) -> list[Row]:
         return peers_targets(document)
     if keys == {"device", "date", "pinned_gbps", "results"}:
         return host_targets(document)
-    if keys == set(COUNTERS_KEYS):
+    # A --counters document written before the bench profiled other ops
+    # names none.
+    if keys | {"op"} == set(COUNTERS_KEYS):
         _check_counters(document)
+        _sums_only(op_of(document), "the counters' claims are")
         return counters_targets(document)
     if "results" in keys:
         validate_document(document)

@@ -95,7 +95,7 @@ class _Input:
     def __init__(self, n: int, rng: np.random.Generator) -> None:
         self.n = n
         self.host = bench.random_array(rng, n, DTYPE)
-        self.reference = bench.reference_sum(self.host)
+        self.reference = bench.reference_result(self.host)
         self.nbytes = self.host.nbytes
         self.buffers = bench.rotation_buffers(self.nbytes, DEVICE["l2_bytes"],
                                               DEVICE["total_bytes"])
@@ -192,9 +192,9 @@ def test_method(benchmark, data: _Input, holder, method: str) -> None:
     _record(benchmark, data, timings, mode, wall=holder is not None)
 
 
-@pytest.mark.parametrize("peer", bench.PEERS)
+@pytest.mark.parametrize("peer", bench.peers_of("sum"))
 def test_peer(benchmark, data: _Input, peer: str) -> None:
-    timer, why = bench.load_peer(peer, DEVICE["ordinal"])
+    timer, why = bench.load_peer(peer, DEVICE["ordinal"], DTYPE)
     if timer is None:
         pytest.skip(f"{peer} unavailable: {why}")
     n = data.n

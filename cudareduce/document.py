@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from .results import (RESULT_KEYS, TABLE_HEADERS, TIME_KEYS, describe_sizes,
-                      format_table, group_cells, group_results,
-                      group_title, is_peer, is_reference, order_results,
-                      pass_split, read_percent, report_head, result_bytes,
-                      result_gbps, short_n, speedups, validate_document,
+                      format_table, group_cells, group_title, is_peer,
+                      is_reference, op_of, order_results, pass_split,
+                      read_percent, report_head, result_bytes, result_gbps,
+                      short_n, speedups, table_groups, validate_document,
                       write_json)
 
 __all__ = ["PANDAS_COLUMNS", "Results"]
@@ -114,6 +114,12 @@ class Results(dict):
         return sorted({r["n"] for r in self["results"]})
 
     @property
+    def ops(self) -> list[str]:
+        """The reductions measured (:data:`~cudareduce.results.OPS`), in
+        order of first appearance."""
+        return list(dict.fromkeys(op_of(r) for r in self["results"]))
+
+    @property
     def methods(self) -> list[str]:
         """The methods measured, in table order (steps, then references)."""
         seen: dict[str, None] = {}
@@ -123,10 +129,12 @@ class Results(dict):
 
     def select(self, *, n: int | Iterable[int] | None = None,
                dtype: str | None = None, threads: int | None = None,
-               methods: str | Iterable[str] | None = None) -> "Results":
+               methods: str | Iterable[str] | None = None,
+               op: str | Iterable[str] | None = None) -> "Results":
         """The results matching every criterion given, as a new ``Results``
         (the same device, date, timing, floor and probes); e.g.
-        ``results.select(n=2**22)`` for one table.
+        ``results.select(n=2**22)`` for one table, ``op="prod"`` for the
+        products.
 
         Raises
         ------
@@ -142,12 +150,15 @@ class Results(dict):
 
         wanted = {"n": as_set(n), "dtype": as_set(dtype),
                   "threads": as_set(threads), "method": as_set(methods)}
+        ops = as_set(op)
         rows = [r for r in self["results"]
-                if all(v is None or r[k] in v for k, v in wanted.items())]
+                if all(v is None or r[k] in v for k, v in wanted.items())
+                and (ops is None or op_of(r) in ops)]
         if not rows:
             asked = ", ".join(f"{k}={v!r}" for k, v in
                               (("n", n), ("dtype", dtype),
-                               ("threads", threads), ("methods", methods))
+                               ("threads", threads), ("methods", methods),
+                               ("op", op))
                               if v is not None)
             raise ValueError(f"no results with {asked}; measured: "
                              f"{self._summary_line()}")
@@ -165,17 +176,16 @@ class Results(dict):
 
     def to_markdown(self) -> str:
         """The table as Markdown (for a README or a report): the head of
-        :meth:`table`, a paragraph a line, then per (dtype, n, threads) group
-        a bold title and a pipe table with the columns and cells of
-        :meth:`table`."""
+        :meth:`table`, a paragraph a line, then per (op, dtype, n,
+        threads) group a bold title and a pipe table with the columns and
+        cells of :meth:`table`."""
         def line(cells: Sequence[str]) -> str:
             return "| " + " | ".join(c.replace("|", "\\|") for c in cells) \
                 + " |"
 
         lines = "\n\n".join(report_head(self)).splitlines()
-        for (dtype, n, threads), rows in group_results(
-                self["results"]).items():
-            lines += ["", f"**{group_title(dtype, n, threads)}**", "",
+        for key, rows in table_groups(self["results"]).items():
+            lines += ["", f"**{group_title(*key)}**", "",
                       line(TABLE_HEADERS),
                       "|" + "|".join([":---"] + ["---:"] *
                                      (len(TABLE_HEADERS) - 1)) + "|"]
@@ -186,7 +196,8 @@ class Results(dict):
         results = self["results"]
         dtypes = sorted({r["dtype"] for r in results})
         threads = sorted({r["threads"] for r in results})
-        return (f"{', '.join(dtypes) or 'no dtype'}, "
+        return (f"{', '.join(dtypes) or 'no dtype'} "
+                f"{'/'.join(self.ops) or 'no op'}, "
                 f"{', '.join(map(str, threads)) or '?'} threads, "
                 f"n = {describe_sizes(self.sizes)}")
 
@@ -222,8 +233,8 @@ class Results(dict):
 
     def _repr_html_(self) -> str:
         """HTML tables with the columns of the text table (:data:`TABLE_HEADERS`),
-        one per (dtype, n, threads) group, under the head of :meth:`table`
-        (its first line in bold)."""
+        one per (op, dtype, n, threads) group, under the head of
+        :meth:`table` (its first line in bold)."""
         esc = html.escape
         left = "text-align:left"
         right = "text-align:right"
@@ -234,11 +245,10 @@ class Results(dict):
         parts = ['<div class="cudareduce-results">',
                  f"<p><b>{esc(first)}</b></p>"]
         parts += [f"<p>{esc(paragraph)}</p>" for paragraph in rest]
-        for (dtype, n, threads), rows in group_results(
-                self["results"]).items():
+        for key, rows in table_groups(self["results"]).items():
             parts.append('<table class="cudareduce-table">')
             parts.append(f'<caption style="{left}">'
-                         f"{esc(group_title(dtype, n, threads))}</caption>")
+                         f"{esc(group_title(*key))}</caption>")
             parts.append(f"<thead><tr>{head}</tr></thead><tbody>")
             for r, cells in zip(rows, group_cells(rows, self)):
                 style = ""
@@ -260,9 +270,10 @@ class Results(dict):
         """One row per result, in table order, as a ``pandas.DataFrame``.
 
         Columns: the document's (:data:`~cudareduce.results.RESULT_KEYS`:
-        ``method``, ``dtype``, ``n``, ``threads``, ``cold_us``,
-        ``batch_us``, ``call_us``, ``pass_us`` (a list), ``reps``,
-        ``correct``), then ``peer``, ``reference`` (``cub`` or a peer),
+        ``method``, ``op`` (``"sum"`` where a document names none),
+        ``dtype``, ``n``, ``threads``, ``cold_us``, ``batch_us``,
+        ``call_us``, ``pass_us`` (a list), ``reps``, ``correct``), then
+        ``peer``, ``reference`` (``cub`` or a peer),
         ``bytes`` (read: ``n * itemsize``), ``cold_gbps``,
         ``cold_pct_read``, ``batch_gbps``, ``batch_pct_read``,
         ``call_gbps`` (a call has no probe timed its way, so no "% read"),
@@ -288,10 +299,11 @@ class Results(dict):
             return float("nan") if x is None else x
 
         records = []
-        for rows in group_results(self["results"]).values():
+        for rows in table_groups(self["results"]).values():
             for r, (step, cumulative) in zip(rows, speedups(rows)):
-                record = {k: r[k] for k in RESULT_KEYS}
-                record.update({k: number(r[k]) for k in TIME_KEYS})
+                record = {k: r[k] for k in RESULT_KEYS if k in r}
+                record.update({k: number(r[k]) for k in TIME_KEYS},
+                              op=op_of(r))
                 first, rest = pass_split(r)
                 record.update(
                     peer=is_peer(r["method"]),
@@ -316,13 +328,14 @@ class Results(dict):
     def plot_step_speedups(self, **kwargs: Any) -> Any:
         """:func:`cudareduce.plot.plot_step_speedups` of these results
         (keywords: ``reference``, ``path``, ``n`` (one size or several, side
-        by side), ``dtype``, ``threads``); returns the matplotlib Figure."""
+        by side), ``op``, ``dtype``, ``threads``); returns the matplotlib
+        Figure."""
         from . import plot  # noqa: PLC0415 - needs matplotlib
         return plot.plot_step_speedups(self, **kwargs)
 
     def plot_bandwidth(self, **kwargs: Any) -> Any:
         """:func:`cudareduce.plot.plot_bandwidth` of these results
-        (keywords: ``path``, ``dtype``, ``threads``, ``batch``); returns the
-        matplotlib Figure."""
+        (keywords: ``path``, ``op``, ``dtype``, ``threads``, ``batch``);
+        returns the matplotlib Figure."""
         from . import plot  # noqa: PLC0415 - needs matplotlib
         return plot.plot_bandwidth(self, **kwargs)

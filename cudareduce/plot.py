@@ -42,8 +42,9 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from . import reference as _reference
 from .results import (format_bytes, gbps, is_peer, is_reference,
-                      ladder_methods, order_results, read_floor_us,
-                      result_gbps, short_n, speedups, validate_document)
+                      ladder_methods, op_of, order_results, read_floor_us,
+                      reduction_label, result_gbps, short_n, speedups,
+                      validate_document)
 
 __all__ = ["plot_bandwidth", "plot_step_speedups", "select_group"]
 
@@ -53,9 +54,10 @@ PAPER_N = 1 << 22
 #: This run's bars, one colour per size shown, darker to lighter.
 _USER_COLORS = ("#1f77b4", "#6baed6", "#08306b", "#9ecae1")
 _REFERENCE_COLORS = ("#ff7f0e", "#2ca02c", "#d4a017", "#8c564b", "#e377c2")
-#: cub and the peers: (colour, marker) in both plots.
-_REFERENCE_STYLES = {"cub": ("#9467bd", "s"), "torch.sum": ("#000000", "^"),
-                     "cupy.sum": ("#7f7f7f", "D")}
+#: cub and the peers, by library (a peer's of every op): (colour, marker)
+#: in both plots.
+_REFERENCE_STYLES = {"cub": ("#9467bd", "s"), "torch": ("#000000", "^"),
+                     "cupy": ("#7f7f7f", "D")}
 _OTHER_REFERENCE = ("#000000", "v")
 #: The reference lines of the speedup plot, one style per size shown.
 _SIZE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
@@ -78,6 +80,12 @@ def _kind(method: str) -> str:
     return "peer" if is_peer(method) else "reference"
 
 
+def _reference_style(method: str) -> tuple[str, str]:
+    """(colour, marker) of a reference: cub's, or its peer library's
+    (``torch`` of ``torch.amin``)."""
+    return _REFERENCE_STYLES.get(method.split(".")[0], _OTHER_REFERENCE)
+
+
 def _load(results: Mapping[str, Any] | str | os.PathLike) -> Mapping[str, Any]:
     if isinstance(results, (str, os.PathLike)):
         with open(results, encoding="utf-8") as f:
@@ -93,15 +101,17 @@ def _pow2_label(n: float) -> str:
     return f"{n:,.0f}"
 
 
-def select_group(document: Mapping[str, Any], *, dtype: str | None = None,
-                 threads: int | None = None, n: int | None = None
-                 ) -> tuple[str, int, int | None, list[Mapping[str, Any]]]:
-    """The results a plot shows: (dtype, threads, n, rows).
+def select_group(document: Mapping[str, Any], *, op: str | None = None,
+                 dtype: str | None = None, threads: int | None = None,
+                 n: int | None = None
+                 ) -> tuple[str, str, int, int | None,
+                            list[Mapping[str, Any]]]:
+    """The results a plot shows: (op, dtype, threads, n, rows).
 
-    `dtype` and `threads` default to those of the document's first result;
-    `n` (when not None) picks one size, and the rows are then that size's.
-    With ``n=None`` all sizes of that (dtype, threads) are returned and n in
-    the tuple is None.
+    `op`, `dtype` and `threads` default to those of the document's first
+    result (of that op, of that dtype); `n` (when not None) picks one size,
+    and the rows are then that size's.  With ``n=None`` all sizes of that
+    (op, dtype, threads) are returned and n in the tuple is None.
 
     Raises
     ------
@@ -111,20 +121,25 @@ def select_group(document: Mapping[str, Any], *, dtype: str | None = None,
     results = document["results"]
     if not results:
         raise ValueError("the document holds no results")
-    dtype = results[0]["dtype"] if dtype is None else dtype
-    same = [r for r in results if r["dtype"] == dtype]
+    op = op_of(results[0]) if op is None else op
+    of_op = [r for r in results if op_of(r) == op]
+    if not of_op:
+        raise ValueError(f"no results for op {op!r}")
+    dtype = of_op[0]["dtype"] if dtype is None else dtype
+    same = [r for r in of_op if r["dtype"] == dtype]
     if not same:
-        raise ValueError(f"no results for dtype {dtype!r}")
+        raise ValueError(f"no {op} results for dtype {dtype!r}")
     threads = same[0]["threads"] if threads is None else threads
     rows = [r for r in same if r["threads"] == threads]
+    what = reduction_label(dtype, op)
     if not rows:
-        raise ValueError(f"no {dtype} results with threads={threads}")
+        raise ValueError(f"no {what} results with threads={threads}")
     if n is not None:
         rows = [r for r in rows if r["n"] == n]
         if not rows:
-            raise ValueError(f"no {dtype} results with threads={threads} "
+            raise ValueError(f"no {what} results with threads={threads} "
                              f"and n={n}")
-    return dtype, threads, n, rows
+    return op, dtype, threads, n, rows
 
 
 def _speedup_sizes(rows: Sequence[Mapping[str, Any]],
@@ -176,7 +191,7 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
                        reference: str | Sequence[str] | None = "all",
                        path: str | os.PathLike | None = None, *,
                        n: int | Sequence[int] | None = None,
-                       dtype: str | None = None,
+                       op: str | None = None, dtype: str | None = None,
                        threads: int | None = None) -> Figure:
     """Cumulative and step speedup of each ladder step, from the cold GPU
     times, beside the published tables.
@@ -187,7 +202,8 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
     each, one bar series per size of this run and one per reference table,
     labelled by its source; steps a series did not measure (or found WRONG)
     have no bar.  ``cub`` and the peers appear above as horizontal lines at
-    their cumulative speedup, coloured by method, styled by size.
+    their cumulative speedup, coloured by method, styled by size.  The
+    published tables are of sums, whatever op the run reduced.
 
     Parameters
     ----------
@@ -202,7 +218,7 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
         The size, or sizes side by side (e.g. ``[2**22, 2**26]``).
         Default: 2^22 (the paper's 4M elements) when the document has it,
         else the largest n measured.
-    dtype, threads : optional
+    op, dtype, threads : optional
         The group to show; default that of the first result.
 
     Returns
@@ -215,7 +231,8 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
         The document is invalid, or holds no results for a size asked for.
     """
     doc = _load(results)
-    dtype, threads, _, rows = select_group(doc, dtype=dtype, threads=threads)
+    op, dtype, threads, _, rows = select_group(doc, op=op, dtype=dtype,
+                                               threads=threads)
     sizes = _speedup_sizes(rows, n)
     ladder = ladder_methods()
     device = doc["device"]["name"]
@@ -223,8 +240,8 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
     series: list[_Series] = []
     lines: list[tuple[str, int, float]] = []
     for k, size in enumerate(sizes):
-        group = order_results(select_group(doc, dtype=dtype, threads=threads,
-                                           n=size)[3])
+        group = order_results(select_group(doc, op=op, dtype=dtype,
+                                           threads=threads, n=size)[4])
         run, references = _run_series(
             group, f"{device} (this run, n = {short_n(size)})",
             _USER_COLORS[k % len(_USER_COLORS)])
@@ -253,7 +270,7 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
                                 padding=2)
 
     for method, size, cumulative in lines:
-        color = _REFERENCE_STYLES.get(method, _OTHER_REFERENCE)[0]
+        color = _reference_style(method)[0]
         where = f", n = {short_n(size)}" if len(sizes) > 1 else ""
         top.axhline(cumulative, color=color, linewidth=1.2,
                     linestyle=_SIZE_STYLES[sizes.index(size)
@@ -270,8 +287,9 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
     top.yaxis.set_minor_formatter(FuncFormatter(
         lambda v, _: f"{v:g}×" if f"{v:g}"[0] in "25" else ""))
     top.set_ylabel("cumulative speedup over step 1 (×, log scale)")
-    top.set_title(f"{dtype}, {threads} threads per block, cold GPU time; "
-                  f"references at their own sizes and hardware", fontsize=10)
+    top.set_title(f"{reduction_label(dtype, op)}, {threads} threads per "
+                  f"block, cold GPU time; published references (sums) at "
+                  f"their own sizes and hardware", fontsize=10)
     top.grid(axis="y", which="both", alpha=0.3)
     handles, labels = top.get_legend_handles_labels()
     bar_labels = [s[0] for s in series]
@@ -296,8 +314,8 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
 
 def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
                    path: str | os.PathLike | None = None, *,
-                   dtype: str | None = None, threads: int | None = None,
-                   batch: bool = False) -> Figure:
+                   op: str | None = None, dtype: str | None = None,
+                   threads: int | None = None, batch: bool = False) -> Figure:
     """Bandwidth (GB/s, bytes read / cold GPU time) against n, one line per
     method.
 
@@ -314,7 +332,7 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
         A bench results document, or the path of its JSON file.
     path : path, optional
         Where to save the figure (format from the suffix, e.g. ``.png``).
-    dtype, threads : optional
+    op, dtype, threads : optional
         The group to show; default that of the first result.
     batch : bool
         Also draw the back-to-back figures (dashed).
@@ -326,7 +344,8 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
     import matplotlib  # noqa: PLC0415
 
     doc = _load(results)
-    dtype, threads, _, rows = select_group(doc, dtype=dtype, threads=threads)
+    op, dtype, threads, _, rows = select_group(doc, op=op, dtype=dtype,
+                                               threads=threads)
     ladder = ladder_methods()
     device = doc["device"]["name"]
     floor = doc["floor"]
@@ -355,7 +374,7 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
     for method, points in by_method.items():
         points = sorted(points, key=lambda r: r["n"])
         if is_reference(method):
-            color, marker = _REFERENCE_STYLES.get(method, _OTHER_REFERENCE)
+            color, marker = _reference_style(method)
             label = f"{method} ({_kind(method)})"
         else:
             step = ladder.index(method) if method in ladder else len(ladder)
@@ -403,8 +422,9 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
     ax.set_ylim(0, max(plotted) * 1.08)
     ax.set_xlabel("n (elements, log₂ scale)")
     ax.set_ylabel("bandwidth (GB/s, bytes read / time)")
-    ax.set_title(f"Reduction bandwidth on {device}\n{dtype}, {threads} "
-                 f"threads per block, cold GPU time"
+    ax.set_title(f"Reduction bandwidth on {device}\n"
+                 f"{reduction_label(dtype, op)}, {threads} threads per "
+                 f"block, cold GPU time"
                  + (" and back to back" if batch else ""), fontsize=12)
     ax.grid(which="major", alpha=0.3)
     ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0),

@@ -20,16 +20,21 @@ A document (schema 2) is::
                "read_batch_gbps": float},
      "probes": [{"bytes": int, "read_cold_us": float,
                  "read_batch_us": float}, ...],
-     "results": [{"method": str, "dtype": str, "n": int, "threads": int,
-                  "cold_us": float | null, "batch_us": float | null,
-                  "call_us": float | null, "pass_us": [float, ...],
-                  "reps": int, "correct": bool}, ...]}
+     "results": [{"method": str, "op": str, "dtype": str, "n": int,
+                  "threads": int, "cold_us": float | null,
+                  "batch_us": float | null, "call_us": float | null,
+                  "pass_us": [float, ...], "reps": int, "correct": bool},
+                 ...]}
 
-one result per (method, dtype, n, threads), timed three ways: ``cold_us``
+one result per (method, op, dtype, n, threads), timed three ways: ``cold_us``
 (L2 flushed before each sample, the launch latency hidden behind a kernel
 that holds the stream: the figure the speedups come from), ``batch_us``
 (back to back, per call) and ``call_us`` (the Python call, result on the
-host; null where it could not be measured).  ``pass_us`` holds the cold
+host; null where it could not be measured).  ``op`` is the reduction
+timed, one of :data:`OPS` (NumPy's names); a result without one, written
+before the bench timed other reductions, is a sum (:func:`op_of`).  A
+peer's method is its library's function of the op (:func:`peers_of`:
+``"torch.sum"``, ``"cupy.min"``, ...).  ``pass_us`` holds the cold
 time of each pass of a multi-pass method (pass 0 reads the input).  The
 probes are a read-only streaming kernel timed the same two GPU ways at each
 result's byte count; the floor holds an empty kernel and the read probe at a
@@ -54,20 +59,39 @@ import numpy as np
 import cudareduce
 
 __all__ = [
-    "DEVICE_KEYS", "DOCUMENT_KEYS", "DTYPES", "FLOOR_KEYS", "PEERS",
-    "PROBE_KEYS", "REFERENCE_METHOD", "RESULT_KEYS", "SCHEMA",
-    "TABLE_HEADERS", "TIME_KEYS", "TIMING_KEYS", "describe_device",
+    "DEFAULT_OP", "DEVICE_KEYS", "DOCUMENT_KEYS", "DTYPES", "FLOOR_KEYS",
+    "OPS", "PEER_FUNCTIONS", "PROBE_KEYS", "REFERENCE_METHOD", "RESULT_KEYS",
+    "SCHEMA", "TABLE_HEADERS", "TIME_KEYS", "TIMING_KEYS", "describe_device",
     "describe_sizes", "device_line", "format_bytes", "format_group",
     "format_n", "format_table", "gbps", "group_cells", "group_results",
     "group_title", "is_int", "is_peer", "is_reference", "ladder_methods",
-    "make_document", "make_result", "now", "order_results", "pass_split",
-    "read_floor_us",
-    "read_percent", "render", "report_head", "result_bytes", "result_gbps",
-    "short_n", "speedups", "validate_document", "write_json",
+    "make_document", "make_result", "now", "op_of", "order_results",
+    "pass_split", "peers_of", "read_floor_us", "read_percent",
+    "reduction_label", "render", "report_head", "result_bytes",
+    "result_gbps", "short_n", "speedups", "table_groups",
+    "validate_document", "write_json",
 ]
 
-DTYPES = ("float32", "float64", "float16", "int8", "int32", "int64")
-PEERS = ("torch.sum", "cupy.sum")
+#: The element types the bench times: every dtype the library reduces.
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+          "uint32", "uint64", "float16", "float32", "float64")
+#: The reductions the bench times, as the library's functions (and
+#: NumPy's) name them; the bench's default first.
+OPS = ("sum", "prod", "mean", "min", "max", "any", "all", "nansum",
+       "nanprod", "nanmin", "nanmax")
+DEFAULT_OP = OPS[0]
+#: Each peer library's function of each op, where it has one that can be
+#: timed: PyTorch has no nanprod, nanmin or nanmax (and names its
+#: whole-tensor min and max amin, amax); CuPy has NumPy's every one, but
+#: its nanmin and nanmax wait for the device inside the call (to warn of
+#: an all-NaN input), so they cannot be queued behind the stream-holding
+#: kernel (the first try gave up after 10 s on the H100, 2026-11-24).
+PEER_FUNCTIONS: dict[str, dict[str, str]] = {
+    "torch": {"sum": "sum", "prod": "prod", "mean": "mean", "min": "amin",
+              "max": "amax", "any": "any", "all": "all",
+              "nansum": "nansum"},
+    "cupy": {op: op for op in OPS if op not in ("nanmin", "nanmax")},
+}
 #: Our method that runs ``cub::DeviceReduce``: a reference, like the peers.
 REFERENCE_METHOD = "cub"
 #: Our single-launch method: its plan is one pass.
@@ -87,8 +111,11 @@ TIMING_KEYS = ("method", "default_n", "default_n_rule")
 FLOOR_KEYS = ("empty_cold_us", "empty_batch_us", "read_bytes",
               "read_cold_gbps", "read_batch_gbps")
 PROBE_KEYS = ("bytes", "read_cold_us", "read_batch_us")
-RESULT_KEYS = ("method", "dtype", "n", "threads", "cold_us", "batch_us",
-               "call_us", "pass_us", "reps", "correct")
+RESULT_KEYS = ("method", "op", "dtype", "n", "threads", "cold_us",
+               "batch_us", "call_us", "pass_us", "reps", "correct")
+#: The result keys a document may leave out: a document written before the
+#: bench timed other reductions than sums names no op (:func:`op_of`).
+_OPTIONAL_RESULT_KEYS = ("op",)
 #: A result's three timings, each µs or null.
 TIME_KEYS = ("cold_us", "batch_us", "call_us")
 #: The two ways the probes are timed, as :func:`read_floor_us` names them,
@@ -128,8 +155,9 @@ def _float_or_none(x: float | None) -> float | None:
 def make_result(method: str, dtype: str, n: int, threads: int, *,
                 cold_us: float | None, batch_us: float | None,
                 call_us: float | None, pass_us: Sequence[float], reps: int,
-                correct: bool) -> dict:
-    """One entry of ``results``.
+                correct: bool, op: str = DEFAULT_OP) -> dict:
+    """One entry of ``results``: `method` reducing `n` elements of `dtype`
+    with `op` (one of :data:`OPS`).
 
     A wrong result carries no figures: its timings are None, `pass_us` is
     empty and `reps` 0, whatever was given.
@@ -137,8 +165,9 @@ def make_result(method: str, dtype: str, n: int, threads: int, *,
     if not correct:
         cold_us = batch_us = call_us = None
         pass_us, reps = [], 0
-    return {"method": method, "dtype": str(dtype), "n": int(n),
-            "threads": int(threads), "cold_us": _float_or_none(cold_us),
+    return {"method": method, "op": str(op), "dtype": str(dtype),
+            "n": int(n), "threads": int(threads),
+            "cold_us": _float_or_none(cold_us),
             "batch_us": _float_or_none(batch_us),
             "call_us": _float_or_none(call_us),
             "pass_us": [float(t) for t in pass_us], "reps": int(reps),
@@ -309,6 +338,7 @@ _PROBE_RULES: _Rules = {
 }
 _RESULT_RULES: _Rules = {
     "method": (_text, "a non-empty string"),
+    "op": (lambda x: x in OPS, f"one of {OPS}"),
     "dtype": (lambda x: x in DTYPES, f"one of {DTYPES}"),
     "n": (_int_from(1), "an integer >= 1"),
     "threads": (_int_from(1), "an integer >= 1"),
@@ -320,11 +350,13 @@ _RESULT_RULES: _Rules = {
 }
 
 
-def _exact_keys(obj: Any, keys: Sequence[str], where: str) -> None:
+def _exact_keys(obj: Any, keys: Sequence[str], where: str,
+                optional: Sequence[str] = ()) -> None:
+    """`obj` is a mapping of exactly `keys`, less any of `optional`."""
     if not isinstance(obj, Mapping):
         raise ValueError(f"{where}: expected an object, got "
                          f"{type(obj).__name__}")
-    missing = [k for k in keys if k not in obj]
+    missing = [k for k in keys if k not in obj and k not in optional]
     extra = [k for k in obj if k not in keys]
     if missing:
         raise ValueError(f"{where}: missing keys {missing}")
@@ -332,11 +364,13 @@ def _exact_keys(obj: Any, keys: Sequence[str], where: str) -> None:
         raise ValueError(f"{where}: unexpected keys {extra}")
 
 
-def _check_part(obj: Any, rules: _Rules, where: str) -> None:
-    """Exactly the keys of `rules`, each value passing its check."""
-    _exact_keys(obj, list(rules), where)
+def _check_part(obj: Any, rules: _Rules, where: str,
+                optional: Sequence[str] = ()) -> None:
+    """Exactly the keys of `rules` (less any of `optional`), each value
+    there passing its check."""
+    _exact_keys(obj, list(rules), where, optional)
     for key, (check, expected) in rules.items():
-        if not check(obj[key]):
+        if key in obj and not check(obj[key]):
             raise ValueError(f"{where}.{key}: expected {expected}, got "
                              f"{obj[key]!r}")
 
@@ -394,14 +428,15 @@ def validate_document(doc: Any) -> None:
     """Check that `doc` has exactly the shape of the bench's JSON document,
     schema 2 (see the module docstring).
 
-    Beyond each key's type: numbers are finite and times > 0; a wrong result
-    has all timings null, ``pass_us`` empty and ``reps`` 0; a correct one
-    has ``reps`` >= 1, a ``cold_us``, and a ``batch_us`` unless it is a
-    peer's; ``pass_us`` is empty for ``cub`` and the peers, one pass for
-    ``fast``, at least one for a ladder step, and sums to at most
-    ``cold_us * 1.05 + 1``; no (method, dtype, n, threads) twice; probes
-    sorted by bytes, each size once, with one at every result's
-    ``n * itemsize``.
+    Beyond each key's type: a result's ``op`` may be left out (a sum);
+    numbers are finite and times > 0; a peer is one of its op's
+    (:func:`peers_of`); a wrong result has all timings null, ``pass_us``
+    empty and ``reps`` 0; a correct one has ``reps`` >= 1, a ``cold_us``,
+    and a ``batch_us`` unless it is a peer's; ``pass_us`` is empty for
+    ``cub`` and the peers, one pass for ``fast``, at least one for a ladder
+    step, and sums to at most ``cold_us * 1.05 + 1``; no (method, op,
+    dtype, n, threads) twice; probes sorted by bytes, each size once, with
+    one at every result's ``n * itemsize``.
 
     Raises
     ------
@@ -440,13 +475,17 @@ def validate_document(doc: Any) -> None:
     seen = set()
     for i, r in enumerate(_list_at(doc, "results")):
         where = f"results[{i}]"
-        _check_part(r, _RESULT_RULES, where)
+        _check_part(r, _RESULT_RULES, where, _OPTIONAL_RESULT_KEYS)
+        op = op_of(r)
+        if is_peer(r["method"]) and r["method"] not in peers_of(op):
+            raise ValueError(f"{where}.method: {r['method']} is not a peer "
+                             f"of {op}, whose peers are {peers_of(op)}")
         _check_timed(r, where)
         nbytes = result_bytes(r)
         if nbytes not in probed:
             raise ValueError(f"{where}: no read probe at its {nbytes} bytes "
                              f"(n * itemsize): probes must cover every size")
-        key = (r["method"], r["dtype"], r["n"], r["threads"])
+        key = (r["method"], op, r["dtype"], r["n"], r["threads"])
         if key in seen:
             raise ValueError(f"{where}: duplicate entry for {key}")
         seen.add(key)
@@ -527,9 +566,30 @@ def pass_split(r: Mapping[str, Any]) -> tuple[float | None, float | None]:
 # Speedups and the table
 
 
+def op_of(record: Mapping[str, Any]) -> str:
+    """The op of a result (or of a ``--counters`` document): its ``op``,
+    or ``"sum"`` where it has none (written before the bench timed other
+    reductions)."""
+    return record.get("op", DEFAULT_OP)
+
+
+def peers_of(op: str = DEFAULT_OP) -> tuple[str, ...]:
+    """The peers of `op`, as results name them: each peer library's
+    function of it (:data:`PEER_FUNCTIONS`), ``"torch.sum"``,
+    ``"cupy.sum"`` for sum, ``"torch.amin"``, ``"cupy.min"`` for min,
+    ``"cupy.nanprod"`` alone for nanprod."""
+    return tuple(f"{library}.{functions[op]}"
+                 for library, functions in PEER_FUNCTIONS.items()
+                 if op in functions)
+
+
+_ALL_PEERS = frozenset(peer for op in OPS for peer in peers_of(op))
+
+
 def is_peer(method: str) -> bool:
-    """Whether `method` is a peer library's sum rather than ours."""
-    return method in PEERS
+    """Whether `method` is a peer library's reduction (of any op) rather
+    than ours."""
+    return method in _ALL_PEERS
 
 
 def is_reference(method: str) -> bool:
@@ -561,12 +621,36 @@ def order_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping]:
 
 def group_results(results: Iterable[Mapping[str, Any]]
                   ) -> dict[tuple[str, int, int], list[Mapping]]:
-    """Results by (dtype, n, threads), groups in order of first appearance,
-    each ordered by :func:`order_results`."""
+    """Results of one op by (dtype, n, threads), groups in order of first
+    appearance, each ordered by :func:`order_results`.
+
+    Raises
+    ------
+    ValueError
+        The results are of several ops (:func:`table_groups` groups them
+        by op too).
+    """
     groups: dict[tuple[str, int, int], list[Mapping]] = {}
+    ops: set[str] = set()
     for r in results:
+        ops.add(op_of(r))
         groups.setdefault((r["dtype"], r["n"], r["threads"]), []).append(r)
+    if len(ops) > 1:
+        raise ValueError(f"results of several ops {sorted(ops)}: group "
+                         f"them by op first (table_groups)")
     return {k: order_results(v) for k, v in groups.items()}
+
+
+def table_groups(results: Iterable[Mapping[str, Any]]
+                 ) -> dict[tuple[str, str, int, int], list[Mapping]]:
+    """Results by (op, dtype, n, threads), one table each: each op's
+    groups of :func:`group_results`, the ops in order of first
+    appearance."""
+    by_op: dict[str, list[Mapping]] = {}
+    for r in results:
+        by_op.setdefault(op_of(r), []).append(r)
+    return {(op, *key): rows for op, op_results in by_op.items()
+            for key, rows in group_results(op_results).items()}
 
 
 def speedups(rows: Sequence[Mapping[str, Any]]
@@ -674,8 +758,8 @@ def _reference_cell(method: str) -> str:
 
 def format_group(rows: Sequence[Mapping[str, Any]],
                  document: Mapping[str, Any]) -> str:
-    """The table of one (dtype, n, threads) group of `document`, rows in
-    table order."""
+    """The table of one (op, dtype, n, threads) group of `document`, rows
+    in table order."""
     return "\n".join(render(TABLE_HEADERS, group_cells(rows, document)))
 
 
@@ -718,14 +802,22 @@ def device_line(document: Mapping[str, Any]) -> str:
                                   break_long_words=False))])
 
 
-def group_title(dtype: str, n: int, threads: int) -> str:
-    """The title of one (dtype, n, threads) table."""
-    return f"{dtype}, n = {format_n(n)}, {threads} threads per block"
+def reduction_label(dtype: str, op: str) -> str:
+    """How titles name a reduction: ``float32 prod``, and ``float32`` for a
+    sum (the bench's default, unnamed as it always was)."""
+    return dtype if op == DEFAULT_OP else f"{dtype} {op}"
+
+
+def group_title(op: str, dtype: str, n: int, threads: int) -> str:
+    """The title of one (op, dtype, n, threads) table: ``float32 prod, n =
+    4,194,304 (2^22), 256 threads per block`` (:func:`reduction_label`)."""
+    return (f"{reduction_label(dtype, op)}, n = {format_n(n)}, {threads} "
+            f"threads per block")
 
 
 def format_table(document: Mapping[str, Any]) -> str:
     """The report: the head (:func:`device_line`), then one table per
-    (dtype, n, threads).
+    (op, dtype, n, threads) (:func:`table_groups`).
 
     Columns (:data:`TABLE_HEADERS`): method; the cold GPU time, its GB/s
     and "% read" (the read probe's cold time at the same size over the
@@ -737,10 +829,8 @@ def format_table(document: Mapping[str, Any]) -> str:
     ``cub`` ``reference``; a timing not measured shows ``-``.
     """
     lines = [device_line(document)]
-    for (dtype, n, threads), rows in group_results(
-            document["results"]).items():
-        lines += ["", group_title(dtype, n, threads),
-                  format_group(rows, document)]
+    for key, rows in table_groups(document["results"]).items():
+        lines += ["", group_title(*key), format_group(rows, document)]
     return "\n".join(lines)
 
 

@@ -35,7 +35,7 @@ import pytest
 import cudareduce
 from cudareduce import _cudareduce
 from cudareduce import results as model
-from cudareduce.bench import counters, host, ladder, peers
+from cudareduce.bench import counters, data, host, ladder, peers
 from cudareduce.document import Results
 
 try:
@@ -67,6 +67,17 @@ STEPS = [m for m in METHODS if m != "cub"]
 LADDER = STEPS[:7]
 #: The other libraries' sums, in the bench's order.
 PEERS = ["torch.sum", "cupy.sum"]
+#: Each op's peers, as the bench names them (torch has no nanprod, nanmin,
+#: nanmax; CuPy's nanmin and nanmax wait for the device inside the call).
+OP_PEERS = {"sum": ["torch.sum", "cupy.sum"],
+            "prod": ["torch.prod", "cupy.prod"],
+            "mean": ["torch.mean", "cupy.mean"],
+            "min": ["torch.amin", "cupy.min"],
+            "max": ["torch.amax", "cupy.max"],
+            "any": ["torch.any", "cupy.any"],
+            "all": ["torch.all", "cupy.all"],
+            "nansum": ["torch.nansum", "cupy.nansum"],
+            "nanprod": ["cupy.nanprod"], "nanmin": [], "nanmax": []}
 #: Every row of a full sample group, in table order: steps, cub, peers.
 TABLE_ORDER = STEPS + ["cub"] + PEERS
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -300,22 +311,32 @@ FAKE_HOST_COPY_GBPS = 25.0
 
 
 class FakeDevice:
-    """Stands in for the extension's device functions: sums with NumPy,
+    """Stands in for the extension's device functions: reduces with NumPy,
     reports times from formulas, and can be told to be wrong.
 
     ``reduce_calls`` records ``(method, n, threads, buffers, warmup, reps,
-    mode, batch)`` of each ``time_reduce``, ``probe_calls`` ``(probe,
-    nbytes, buffers, warmup, reps, mode, batch)`` of each ``time_probe``,
-    ``sum_calls`` ``(method, threads)`` of each :meth:`sum`; ``peers``
-    holds the :class:`FakePeer` timers the fixtures' ``load_peer`` made.
+    mode, batch)`` of each ``time_reduce``, ``ops`` its op,
+    ``probe_calls`` ``(probe, nbytes, buffers, warmup, reps, mode, batch)``
+    of each ``time_probe``, ``sum_calls`` ``(method, threads)`` of each
+    call of :meth:`reducer`'s ``"sum"``, ``op_calls`` ``(op, method,
+    threads)`` of each of its calls; ``peers`` holds the :class:`FakePeer`
+    timers the fixtures' ``load_peer`` made, ``peer_dtypes`` the dtype
+    each was loaded for.
     """
 
     def __init__(self, wrong: Iterable[str] = ()) -> None:
         self.wrong = set(wrong)
         self.reduce_calls: list[tuple] = []
+        self.ops: list[str] = []
         self.probe_calls: list[tuple] = []
-        self.sum_calls: list[tuple] = []
+        self.op_calls: list[tuple] = []
         self.peers: list[FakePeer] = []
+        self.peer_dtypes: list[str] = []
+
+    @property
+    def sum_calls(self) -> list[tuple]:
+        return [(method, threads) for op, method, threads in self.op_calls
+                if op == "sum"]
 
     def device_info(self) -> dict:
         """The extension's keys, with a small GPU's figures."""
@@ -325,10 +346,11 @@ class FakeDevice:
                 "memory_bus_bits": 5120, "driver_version": 13000,
                 "runtime_version": 13000, "cccl_version": 3_000_001}
 
-    def _value(self, a: np.ndarray, method: str) -> Any:
-        acc = np.int64 if a.dtype.kind == "i" else a.dtype.type
-        value = np.sum(a, dtype=acc)
-        return value + acc(1) if method in self.wrong else value
+    def _value(self, a: np.ndarray, method: str, op: str) -> Any:
+        """NumPy's own answer of `op` (not the bench's reference), off by
+        one for a wrong method."""
+        value = getattr(np, op)(a)
+        return value + 1 if method in self.wrong else value
 
     def cold_ms(self, method: str, a: np.ndarray) -> float:
         """The fake cold time of one run of `method` on `a`, ms."""
@@ -337,13 +359,14 @@ class FakeDevice:
     def time_reduce(self, op: str, a: np.ndarray, method: str, threads: int,
                     buffers: int, warmup: int, reps: int, mode: str,
                     batch: int = 1) -> tuple[Any, list[float], Any]:
-        """(NumPy's sum, off by one for a wrong method; ms per run; per-pass
-        ms in ``"cold"`` mode: ``cudareduce.plan``'s passes on this device,
-        [] per sample for cub; else None)."""
-        assert op == "sum" and mode in ("launch", "cold", "batch")
+        """(NumPy's answer, off by one for a wrong method; ms per run;
+        per-pass ms in ``"cold"`` mode: ``cudareduce.plan``'s passes on this
+        device, [] per sample for cub; else None)."""
+        assert op in model.OPS and mode in ("launch", "cold", "batch")
         assert batch == 1 or mode == "batch"
         self.reduce_calls.append((method, a.size, threads, buffers, warmup,
                                   reps, mode, batch))
+        self.ops.append(op)
         t = self.cold_ms(method, a)
         per_run = {"launch": t + FAKE_LAUNCH_MS, "cold": t,
                    "batch": t * FAKE_BATCH_SHARE}[mode]
@@ -351,7 +374,7 @@ class FakeDevice:
         if mode == "cold":
             passes = [] if method == "cub" else self.passes_ms(
                 method, a, threads)
-        return self._value(a, method), [per_run] * reps, \
+        return self._value(a, method, op), [per_run] * reps, \
             None if passes is None else [list(passes) for _ in range(reps)]
 
     def passes_ms(self, method: str, a: np.ndarray, threads: int
@@ -385,33 +408,44 @@ class FakeDevice:
             t = nbytes / (FAKE_HOST_COPY_GBPS * 1e9) * 1e3
         return [t] * reps
 
-    def sum(self, a: Any, method: str = cudareduce.DEFAULT_METHOD, *,
-            threads: int = cudareduce.DEFAULT_THREADS) -> Any:
-        """``cudareduce.sum`` of a host-held "device array", by NumPy."""
-        self.sum_calls.append((method, threads))
-        return self._value(np.asarray(a), method)
+    def reducer(self, op: str) -> Any:
+        """``cudareduce.<op>`` of a host-held "device array", by NumPy."""
+        def reduce(a: Any, method: str = cudareduce.DEFAULT_METHOD, *,
+                   threads: int = cudareduce.DEFAULT_THREADS) -> Any:
+            self.op_calls.append((op, method, threads))
+            return self._value(np.asarray(a), method, op)
+        return reduce
+
+
+def op_of_peer(name: str) -> str:
+    """The op whose peer `name` is (``"torch.amin"``: ``"min"``)."""
+    return next(op for op, names in OP_PEERS.items() if name in names)
 
 
 class FakePeer:
-    """A peer's timer (``bench.timers.MethodTimer``): NumPy's sum in
-    float64, ``ms`` per run in every mode, no passes; its ``call`` sums the
-    "device array" with NumPy.  ``calls`` records ``(n, buffers, warmup,
-    reps, mode, batch)`` of each :meth:`gpu`, ``call_inputs`` the array of
-    each :meth:`call`."""
+    """A peer's timer (``bench.timers.MethodTimer``): NumPy's answer of its
+    op in a float64 accumulator where it has one, ``ms`` per run in every
+    mode, no passes; its ``call`` reduces the "device array" with NumPy.
+    ``calls`` records ``(n, buffers, warmup, reps, mode, batch)`` of each
+    :meth:`gpu`, ``call_inputs`` the array of each :meth:`call`."""
 
     def __init__(self, name: str, ms: float = 0.002) -> None:
         self.name, self.ms = name, ms
+        self.op = op_of_peer(name)
         self.calls: list[tuple] = []
         self.call_inputs: list[Any] = []
+
+    def _value(self, a: np.ndarray) -> Any:
+        return data.reference_result(a, self.op)
 
     def gpu(self, a: np.ndarray, buffers: int, warmup: int, reps: int,
             mode: str, batch: int = 1) -> tuple[Any, list[float], None]:
         self.calls.append((a.size, buffers, warmup, reps, mode, batch))
-        return np.sum(a, dtype=np.float64), [self.ms] * reps, None
+        return self._value(a), [self.ms] * reps, None
 
     def call(self, x: Any) -> Any:
         self.call_inputs.append(x)
-        return lambda: float(np.sum(np.asarray(x), dtype=np.float64))
+        return lambda: self._value(np.asarray(x)).item()
 
 
 #: The driver's version nvidia-smi reports on the fake device.
@@ -422,11 +456,14 @@ def _patch_device(monkeypatch, fake: FakeDevice, arrays: Any) -> None:
     for name in ("device_info", "time_reduce", "time_probe"):
         monkeypatch.setattr(_cudareduce, name, getattr(fake, name))
 
-    def peer(name, ordinal):
+    def peer(name, ordinal, dtype):
         assert ordinal == fake.device_info()["ordinal"]
-        if name == "cupy.sum":
+        if name.startswith("cupy."):
             return None, "not importable (fake)"
+        if dtype in ("uint16", "uint32", "uint64"):
+            return None, f"takes no {dtype} (fake)"
         fake.peers.append(FakePeer(name))
+        fake.peer_dtypes.append(dtype)
         return fake.peers[-1], ""
     # run() looks these up in the module that defines run.
     monkeypatch.setattr(ladder, "load_peer", peer)
@@ -438,9 +475,9 @@ def _patch_device(monkeypatch, fake: FakeDevice, arrays: Any) -> None:
 def fake_device(monkeypatch) -> FakeDevice:
     """The extension's ``device_info``, ``time_reduce`` and ``time_probe``
     replaced by a FakeDevice that gets unroll_warp wrong; the peers:
-    torch.sum a :class:`FakePeer`, cupy.sum unavailable; no device arrays
-    (as without CuPy and PyTorch: no call times); nvidia-smi's driver
-    :data:`FAKE_DRIVER`."""
+    torch's a :class:`FakePeer` (unavailable for uint16, uint32, uint64),
+    cupy's unavailable; no device arrays (as without CuPy and PyTorch: no
+    call times); nvidia-smi's driver :data:`FAKE_DRIVER`."""
     fake = FakeDevice(wrong={"unroll_warp"})
     _patch_device(monkeypatch, fake, None)
     return fake
@@ -449,11 +486,13 @@ def fake_device(monkeypatch) -> FakeDevice:
 @pytest.fixture
 def fake_device_arrays(monkeypatch) -> FakeDevice:
     """:func:`fake_device`, and device arrays that are NumPy's own
-    (``("numpy", numpy.asarray)``), summed by ``cudareduce.sum`` replaced
-    with :meth:`FakeDevice.sum`: the call times are timed (wall clock)."""
+    (``("numpy", numpy.asarray)``), reduced by ``cudareduce.sum`` and every
+    other op's function replaced with :meth:`FakeDevice.reducer`'s: the
+    call times are timed (wall clock)."""
     fake = FakeDevice(wrong={"unroll_warp"})
     _patch_device(monkeypatch, fake, ("numpy", np.asarray))
-    monkeypatch.setattr(cudareduce, "sum", fake.sum)
+    for op in model.OPS:
+        monkeypatch.setattr(cudareduce, op, fake.reducer(op))
     return fake
 
 
@@ -473,68 +512,83 @@ COMPARISON_FLOOR_SHARE = 0.98
 #: :func:`comparison`, by n: each above its target (1.5, 1.3, 1.05, 1.0).
 COMPARISON_CUB_SPEED = {1 << 20: 2.0, 1 << 22: 1.6, 1 << 24: 1.2,
                         1 << 26: 1.1, 1 << 28: 1.05}
-#: torch.sum's time over cub's in :func:`comparison`.
+#: torch's peer's time over cub's in :func:`comparison`.
 COMPARISON_TORCH_OVER_CUB = 1.2
 #: Each method's back-to-back GB/s over its cold GB/s (its cold time over
-#: its back-to-back one) in :func:`comparison`: not one factor, so that the
-#: cold ratios differ from the back-to-back ones.
-COMPARISON_BATCH_GAIN = {"fast": 1.2, "cub": 1.1, "torch.sum": 1.05}
+#: its back-to-back one) in :func:`comparison`, torch's peer of every op
+#: under "torch": not one factor, so that the cold ratios differ from the
+#: back-to-back ones.
+COMPARISON_BATCH_GAIN = {"fast": 1.2, "cub": 1.1, "torch": 1.05}
 
 
-def _peer_row(method: str, dtype: str, n: int, gbps: float,
-              correct: bool = True) -> dict:
-    """A row whose cold time reads n elements at `gbps`, back to back at
-    :data:`COMPARISON_BATCH_GAIN` times that rate, no call time."""
-    cold = n * np.dtype(dtype).itemsize / (gbps * 1e3)
-    batch = cold / COMPARISON_BATCH_GAIN[method]
+def _fast_batch_us(dtype: str, n: int) -> float:
+    """comparison()'s default back-to-back time of fast: the floor's
+    (empty kernel + bytes / read ceiling) over COMPARISON_FLOOR_SHARE."""
+    floor = COMPARISON_FLOOR
+    nbytes = n * np.dtype(dtype).itemsize
+    return (floor["empty_batch_us"] + nbytes
+            / (floor["read_batch_gbps"] * 1e3)) / COMPARISON_FLOOR_SHARE
+
+
+def _peer_row(method: str, dtype: str, n: int, batch_us: float,
+              correct: bool = True, op: str = "sum") -> dict:
+    """A row of back-to-back time `batch_us`, cold
+    :data:`COMPARISON_BATCH_GAIN` times that, no call time."""
+    cold = batch_us * COMPARISON_BATCH_GAIN[method.split(".")[0]]
     return row(method, cold if correct else None, correct=correct, n=n,
-               dtype=dtype, batch_us=batch if correct else None,
-               call_us=None)
+               dtype=dtype, batch_us=batch_us if correct else None,
+               call_us=None, op=op)
 
 
 def comparison(fast_us: dict[tuple[str, int], float] | None = None,
                cub_us: dict[tuple[str, int], float] | None = None,
                wrong_cub_at: tuple[str, int] | None = None,
                ours_cupy=9.0, ours_torch=10.0, torch_item=23.0,
-               launch_poll=7.0) -> dict:
-    """A --peers document: fast, cub and torch.sum (no cupy.sum) at every
-    dtype of ``peers.COMPARE_DTYPES`` and size of ``peers.COMPARE_SIZES``,
-    in a run's order, on the floor :data:`COMPARISON_FLOOR`.
+               launch_poll=7.0, op: str = "sum",
+               baseline_us: float | None = None) -> dict:
+    """A --peers document of `op`: fast, cub and torch's peer of the op
+    (no cupy's) at every dtype of ``peers.COMPARE_DTYPES`` and size of
+    ``peers.COMPARE_SIZES``, in a run's order, on the floor
+    :data:`COMPARISON_FLOOR`.
 
     Back to back, fast takes the floor's time (empty kernel + bytes / read
     ceiling) over :data:`COMPARISON_FLOOR_SHARE`, cub that default times
     :data:`COMPARISON_CUB_SPEED` ``[n]``; `fast_us` and `cub_us` map
-    ``(dtype, n)`` to other back-to-back µs.  torch.sum takes cub's time
-    times :data:`COMPARISON_TORCH_OVER_CUB`.  Cold times are
+    ``(dtype, n)`` to other back-to-back µs.  torch's peer takes cub's
+    time times :data:`COMPARISON_TORCH_OVER_CUB`.  Cold times are
     :data:`COMPARISON_BATCH_GAIN` times the back-to-back ones; no call
-    times.  cub is WRONG at `wrong_cub_at`, ``(dtype, n)``.  The latencies
-    in µs, the launch-plus-poll floor's among them.
+    times.  cub is WRONG at `wrong_cub_at`, ``(dtype, n)``.  For sums the
+    latencies in µs, the launch-plus-poll floor's among them; for another
+    op none, and last fast's float32 sum at the largest size, back to back
+    `baseline_us` (default: fast's default time there).
     """
-    floor = COMPARISON_FLOOR
+    torch = [p for p in model.peers_of(op) if p.startswith("torch.")]
     rows = []
     for dtype in peers.COMPARE_DTYPES:
         for n in peers.COMPARE_SIZES:
-            nbytes = n * np.dtype(dtype).itemsize
-            fast = (floor["empty_batch_us"] + nbytes
-                    / (floor["read_batch_gbps"] * 1e3)) / \
-                COMPARISON_FLOOR_SHARE
+            fast = _fast_batch_us(dtype, n)
             batch = {"fast": (fast_us or {}).get((dtype, n), fast),
                      "cub": (cub_us or {}).get(
                          (dtype, n), fast * COMPARISON_CUB_SPEED[n])}
-            batch["torch.sum"] = batch["cub"] * COMPARISON_TORCH_OVER_CUB
-            rows += [_peer_row(method, dtype, n,
-                               nbytes / (us * COMPARISON_BATCH_GAIN[method]
-                                         * 1e3),
+            batch.update({p: batch["cub"] * COMPARISON_TORCH_OVER_CUB
+                          for p in torch})
+            rows += [_peer_row(method, dtype, n, us, op=op,
                                correct=(method, dtype, n)
                                != ("cub", *(wrong_cub_at or ())))
                      for method, us in batch.items()]
+    latency = {peers.LAUNCH_POLL_FLOOR: launch_poll,
+               peers.TORCH_ITEM: torch_item,
+               peers.OURS_ON_TORCH: ours_torch,
+               peers.OURS_ON_CUPY: ours_cupy}
+    if op != model.DEFAULT_OP:
+        big = peers.COMPARE_SIZES[-1]
+        rows.append(_peer_row(
+            "fast", peers.BASELINE_DTYPE, big,
+            baseline_us or _fast_batch_us(peers.BASELINE_DTYPE, big)))
+        latency = {}
     made = document(rows)
-    made["floor"] = dict(floor)
-    return {"results": Results(made),
-            "latency_us": {peers.LAUNCH_POLL_FLOOR: launch_poll,
-                           peers.TORCH_ITEM: torch_item,
-                           peers.OURS_ON_TORCH: ours_torch,
-                           peers.OURS_ON_CUPY: ours_cupy}}
+    made["floor"] = dict(COMPARISON_FLOOR)
+    return {"results": Results(made), "latency_us": latency}
 
 
 def host_document(ours_ms=20.0, numpy_ms=150.0, torch_ms=140.0,
@@ -570,7 +624,7 @@ def counters_document() -> dict:
         NCU_RECORDING.read_text(encoding="utf-8"), METHODS)
     return {"ncu_version": "2025.3.1.0", "gpu": "NVIDIA H100 80GB HBM3",
             "driver": "580.159.04", "date": "2026-11-23T12:00:00Z",
-            "n": 1 << 22, "dtype": "float32", "threads": 256,
+            "op": "sum", "n": 1 << 22, "dtype": "float32", "threads": 256,
             "metrics": [m.name for m in counters.METRICS], "rows": rows}
 
 

@@ -48,16 +48,23 @@ def test_cli_help(tmp_path):
                           capture_output=True, text=True, env=child_env(),
                           cwd=tmp_path, timeout=120)
     assert proc.returncode == 0
-    for option in ("--n", "--dtype", "--threads", "--methods", "--sizes",
-                   "--json", "--plot", "--no-peers"):
+    for option in ("--n", "--dtype", "--op", "--threads", "--methods",
+                   "--sizes", "--json", "--plot", "--no-peers"):
         assert option in proc.stdout
+    # every op and every dtype offered
+    choices = "".join(proc.stdout.split())
+    assert "{" + ",".join(model.OPS) + "}" in choices
+    assert "{" + ",".join(model.DTYPES) + "}" in choices
 
 
 @pytest.mark.parametrize("argv", [
     ["--methods", "bogus"], ["--methods", ","], ["--threads", "100"],
     ["--threads", "2048"], ["--dtype", "complex64"], ["--sizes", "2^12..2^10"],
     ["--n", "0"], ["--n", "2^10", "--sizes", "2^10..2^12"],
-    ["--n", "1e6"], ["--methods", "torch.sum", "--no-peers"]])
+    ["--n", "1e6"], ["--methods", "torch.sum", "--no-peers"],
+    ["--op", "argmin"], ["--op", "Sum"], ["--dtype", "bfloat16"],
+    ["--op", "prod", "--methods", "torch.sum"],
+    ["--op", "nanmin", "--methods", "fast,torch.nanmin"]])
 def test_cli_rejects_bad_arguments(argv, capsys, monkeypatch):
     monkeypatch.setattr(_cudareduce, "device_info", no_device)
     with pytest.raises(SystemExit) as exit_info:
@@ -70,10 +77,11 @@ class _FakeRun:
     def __init__(self, document=None, error=None):
         self.document, self.error, self.calls = document, error, []
 
-    def __call__(self, methods, sizes, dtype, threads, peers, progress, seed):
+    def __call__(self, methods, sizes, dtype, threads, peers, progress, seed,
+                 op):
         self.calls.append(dict(methods=methods, sizes=sizes, dtype=dtype,
                                threads=threads, peers=peers,
-                               progress=progress, seed=seed))
+                               progress=progress, seed=seed, op=op))
         if self.error is not None:
             raise self.error
         return self.document
@@ -81,8 +89,9 @@ class _FakeRun:
 
 def _patch_run(monkeypatch, fake):
     def run(methods=None, sizes=None, dtype="float32",
-            threads=256, peers=True, progress=True, *, seed=None):
-        return fake(methods, sizes, dtype, threads, peers, progress, seed)
+            threads=256, peers=True, progress=True, *, seed=None, op="sum"):
+        return fake(methods, sizes, dtype, threads, peers, progress, seed,
+                    op)
     monkeypatch.setattr(cli, "run", run)
 
 
@@ -96,7 +105,7 @@ def test_cli_defaults_and_outputs(sample, tmp_path, capsys, monkeypatch):
     # no size given: run() chooses this GPU's default
     assert fake.calls == [dict(methods=None, sizes=None, dtype="float32",
                                threads=256, peers=True, progress=True,
-                               seed=None)]
+                               seed=None, op="sum")]
     out, err = capsys.readouterr()
     assert out == model.format_table(sample) + "\n"
     assert "1 result(s) WRONG: unroll_complete (n=65536)" in err
@@ -116,7 +125,7 @@ def test_cli_options_reach_run(sample, monkeypatch, capsys):
     assert fake.calls[0] == dict(
         methods=["sequential", "multi_element", "torch.sum"],
         sizes=[1024, 2048, 4096, 5000], dtype="int64", threads=512,
-        peers=True, progress=True, seed=7)
+        peers=True, progress=True, seed=7, op="sum")
     assert cli.main(["--n", "2^20", "--no-peers"]) == 0
     assert fake.calls[1]["peers"] is False
     assert cli.main(["--n", "2^22"]) == 0
@@ -124,6 +133,15 @@ def test_cli_options_reach_run(sample, monkeypatch, capsys):
     # --n is one size, as a list
     assert [c["sizes"] for c in fake.calls] == [
         [1024, 2048, 4096, 5000], [1 << 20], [4194304], [1000]]
+
+
+@pytest.mark.parametrize("op", model.OPS)
+@pytest.mark.parametrize("dtype", ["bool", "uint16", "float16"])
+def test_cli_op_and_dtype_reach_run(op, dtype, sample, monkeypatch, capsys):
+    fake = _FakeRun(sample)
+    _patch_run(monkeypatch, fake)
+    assert cli.main(["--op", op, "--dtype", dtype, "--n", "2^10"]) == 0
+    assert (fake.calls[0]["op"], fake.calls[0]["dtype"]) == (op, dtype)
 
 
 @pytest.mark.parametrize("error, text", [
@@ -174,6 +192,22 @@ def test_cli_with_the_real_run(fake_device, capsys, tmp_path):
     assert f"wrote {json_path}" in err
 
 
+def test_cli_with_the_real_run_of_another_op(fake_device, capsys,
+                                             tmp_path):
+    json_path = tmp_path / "r.json"
+    assert cli.main(["--sizes", "2^10", "--op", "prod", "--dtype", "uint8",
+                     "--methods", "fast,cub,torch.prod", "--seed", "3",
+                     "--json", str(json_path)]) == 0
+    out, _ = capsys.readouterr()
+    results = Results.from_json(json_path)
+    assert out == results.table() + "\n"
+    assert [(r["method"], r["op"], r["dtype"], r["correct"])
+            for r in results["results"]] == [
+        ("fast", "prod", "uint8", True), ("cub", "prod", "uint8", True),
+        ("torch.prod", "prod", "uint8", True)]
+    assert "\nuint8 prod, n = 1,024 (2^10), 256 threads per block\n" in out
+
+
 # ---------------------------------------------------------------------------
 # --peers and --host
 
@@ -192,20 +226,69 @@ def test_peers_prints_the_comparison_and_writes_all_of_it(tmp_path, capsys,
     made = comparison()
     calls = []
 
-    def compare(threads, progress, seed):
-        calls.append((threads, progress, seed))
+    def compare(threads, progress, seed, op):
+        calls.append((threads, progress, seed, op))
         return made
     monkeypatch.setattr(cli, "compare", compare)
     path = tmp_path / "peers.json"
     assert cli.main(["--peers", "--threads", "512", "--seed", "4",
                      "--json", str(path)]) == 0
-    assert calls == [(512, True, 4)]
+    assert calls == [(512, True, 4, "sum")]
     out, err = capsys.readouterr()
     assert out == peers.format_comparison(made) + "\n"
     assert f"wrote {path}" in err
     written = json.loads(path.read_text(encoding="utf-8"))
     assert written == made
     model.validate_document(written["results"])
+
+
+def test_threads_default_is_the_methods_own_with_peers_only(monkeypatch,
+                                                           results):
+    """Without --threads, --peers times each method at the block size a
+    caller gets (None); the ladder mode keeps one size for every step."""
+    seen = {}
+
+    def compare(threads, progress, seed, op):
+        seen["compare"] = threads
+        return comparison()
+
+    def run(methods, sizes, dtype, threads, **kwargs):
+        seen["run"] = threads
+        return results
+    monkeypatch.setattr(cli, "compare", compare)
+    monkeypatch.setattr(cli, "run", run)
+    assert cli.main(["--peers"]) == 0
+    assert cli.main([]) == 0
+    assert seen == {"compare": None, "run": cudareduce.DEFAULT_THREADS}
+
+
+def test_peers_of_another_op(tmp_path, capsys, monkeypatch):
+    """--peers --op prod: compare of prod; its report names the op, its
+    document holds the products and the float32 sum baseline."""
+    made = comparison(op="prod")
+    calls = []
+
+    def compare(threads, progress, seed, op):
+        calls.append(op)
+        return made
+    monkeypatch.setattr(cli, "compare", compare)
+    path = tmp_path / "prod.json"
+    assert cli.main(["--peers", "--op", "prod", "--json", str(path)]) == 0
+    assert calls == ["prod"]
+    out = capsys.readouterr().out
+    assert out == peers.format_comparison(made) + "\n"
+    assert "\nprod: fast against cub, the peers and the floor, GPU time " \
+        "cold" in out
+    assert "fast / torch.prod" in out and "End to end" not in out
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert written == made
+    assert {r["op"] for r in written["results"]["results"]} == {"prod",
+                                                                "sum"}
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--peers", "--op", "prod", "--dtype", "int8"])
+    assert info.value.code == 2
+    assert "combine it with --op, --threads, --json and --seed only" in \
+        capsys.readouterr().err
 
 
 def test_host_prints_the_report_and_writes_the_document(tmp_path, capsys,
@@ -251,6 +334,19 @@ def test_host_refuses_other_options(argv, capsys, monkeypatch):
     assert "--host combines with" in capsys.readouterr().err
 
 
+def test_host_times_sums_only(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "run_host", no_device)
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--host", "--op", "max"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "error: --host times sums only (beside numpy.sum): --op max is for "
+        "the other modes\n")
+    document = host_document()
+    monkeypatch.setattr(cli, "run_host", lambda sizes, *, seed: document)
+    assert cli.main(["--host", "--op", "sum"]) == 0
+
+
 @pytest.mark.parametrize("argv, mode", [([], "run"), (["--peers"], "compare"),
                                         (["--host"], "run_host")])
 @pytest.mark.parametrize("error, status, said", [
@@ -279,8 +375,8 @@ class _FakeCollect:
     def __init__(self, document=None, error=None):
         self.document, self.error, self.calls = document, error, []
 
-    def __call__(self, methods, n, dtype, threads):
-        self.calls.append((methods, n, dtype, threads))
+    def __call__(self, methods, n, dtype, threads, *, op):
+        self.calls.append((methods, n, dtype, threads, op))
         if self.error is not None:
             raise self.error
         return self.document
@@ -299,7 +395,7 @@ def test_counters_prints_the_table_and_the_claims(tmp_path, capsys,
     monkeypatch.setattr(counters, "collect", collect)
     assert cli.main(["--counters"]) == 0
     # the default: every method, Harris's size
-    assert collect.calls == [(None, PAPER_N, "float32", 256)]
+    assert collect.calls == [(None, PAPER_N, "float32", 256, "sum")]
     out, err = capsys.readouterr()
     assert out == counters.format_counters(document) + "\n\n" \
         + _claims(document) + "\n"
@@ -307,9 +403,9 @@ def test_counters_prints_the_table_and_the_claims(tmp_path, capsys,
     path = tmp_path / "counters.json"
     assert cli.main(["--counters", "--n", "2^20", "--dtype", "int32",
                      "--threads", "128", "--methods", "sequential,first_add",
-                     "--json", str(path)]) == 0
+                     "--op", "nanmax", "--json", str(path)]) == 0
     assert collect.calls[1] == (["sequential", "first_add"], 1 << 20,
-                                "int32", 128)
+                                "int32", 128, "nanmax")
     assert json.loads(path.read_text(encoding="utf-8")) == document
 
 
@@ -356,5 +452,5 @@ def test_counters_refuses_other_modes_and_options(extra, capsys,
     with pytest.raises(SystemExit) as info:
         cli.main(["--counters", *extra])
     assert info.value.code == 2
-    assert "--counters combines with --n, --dtype, --threads, --methods " \
-        "and --json only" in capsys.readouterr().err
+    assert "--counters combines with --n, --dtype, --op, --threads, " \
+        "--methods and --json only" in capsys.readouterr().err

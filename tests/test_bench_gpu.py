@@ -30,20 +30,21 @@ def _env() -> dict:
     return env
 
 
-def _available_peers() -> list[str]:
+def _available_peers(op: str = "sum", dtype: str = "float32") -> list[str]:
     ordinal = _cudareduce.device_info()["ordinal"]
-    return [p for p in bench.PEERS if bench.load_peer(p, ordinal)[0] is not None]
+    return [p for p in bench.peers_of(op)
+            if bench.load_peer(p, ordinal, dtype)[0] is not None]
 
 
 def _passes(method, n, dtype, threads):
     """The passes a cold sample of `method` times one by one: the plan's
     (fast: 1), none for cub and the peers."""
-    if method == "cub" or method in bench.PEERS:
+    if method == "cub" or bench.is_peer(method):
         return 0
     return len(cudareduce.plan(n, method, threads=threads, dtype=dtype))
 
 
-def _check(doc, sizes, dtype, methods, threads=256):
+def _check(doc, sizes, dtype, methods, threads=256, op="sum"):
     bench.validate_document(doc)
     info = _cudareduce.device_info()
     assert doc["schema"] == 2
@@ -63,6 +64,7 @@ def _check(doc, sizes, dtype, methods, threads=256):
     for r in doc["results"]:
         assert r["correct"], r
         assert r["dtype"] == dtype and r["threads"] == threads
+        assert r["op"] == op
         assert bench.MIN_REPS <= r["reps"] <= bench.MAX_REPS
         # The GPU machine has CuPy: every method has its call time.
         assert r["cold_us"] > 0 and r["batch_us"] > 0 and r["call_us"] > 0
@@ -87,7 +89,32 @@ def test_run_other_dtypes(dtype):
 def test_every_peer_is_there_on_the_gpu_machine():
     # The peer tests below take the peers that load: an empty list would
     # let them pass without timing any.
-    assert _available_peers() == list(bench.PEERS)
+    assert _available_peers() == list(bench.peers_of("sum"))
+    for op in bench.OPS:
+        assert _available_peers(op) == list(bench.peers_of(op)), op
+
+
+#: The ops the bench runs below, one of each kind of data (a product's,
+#: any's, a NaN-skipping op's on floats, the mean's divide), each on a
+#: dtype of its own: each run measures its own floor, which is what a
+#: run costs, and the GPU suite has a time budget.  The data of every op
+#: are checked against NumPy offline (test_bench_data_offline.py).
+OP_DTYPES = {"prod": "int8", "any": "bool", "nanmin": "float32",
+             "mean": "float16"}
+
+
+@pytest.mark.parametrize("op", OP_DTYPES)
+def test_run_each_op_checks_it_exactly(op):
+    """An op on its data, at a size of several blocks and an odd tail:
+    ours and the op's peers that take the dtype, all correct (the exact
+    check ran before each timing), each result naming its op."""
+    dtype, sizes = OP_DTYPES[op], [100_003]
+    peers = _available_peers(op, dtype)
+    doc = bench.run(["sequential", "fast", "cub"], sizes=sizes, dtype=dtype,
+                    progress=False, seed=11, op=op)
+    _check(doc, sizes, dtype, ["sequential", "fast", "cub"] + peers, op=op)
+    title = dtype if op == "sum" else f"{dtype} {op}"
+    assert f"\n{title}, n = 100,003, 256 threads per block\n" in doc.table()
 
 
 def test_run_with_peers():
@@ -235,6 +262,6 @@ def test_pytest_benchmarks_run_and_check_every_method(tmp_path):
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     tail = proc.stdout[-3000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, tail
-    expected = len(LADDER) + len(bench.PEERS)
+    expected = len(LADDER) + len(bench.peers_of("sum"))
     assert f"{expected} passed" in proc.stdout, tail
     assert "skipped" not in proc.stdout, tail

@@ -152,7 +152,8 @@ def test_measure_method_sees_one_lost_element():
             return np.sum(a[:-1], dtype=np.float64), [0.001] * reps, None
 
     timer = DropsLast(PILOT, COLD, BATCH)
-    assert ladder.measure_method(timer, a, data.reference_sum(a), 3) is None
+    assert ladder.measure_method(timer, a, data.reference_result(a),
+                                 3) is None
     assert len(timer.gpu_calls) == 1
 
 
@@ -166,7 +167,10 @@ def test_run_validates_before_touching_the_device(monkeypatch):
                    dict(threads=True), dict(sizes=[0]), dict(sizes=[]),
                    dict(sizes=[1000, 2000, 1000]), dict(methods=["nope"]),
                    dict(peers=["numpy.sum"]),
-                   dict(methods=["torch.sum"], peers=False)):
+                   dict(methods=["torch.sum"], peers=False),
+                   dict(op="argmax"), dict(op="sum "),
+                   dict(methods=["torch.sum"], op="prod"),
+                   dict(peers=["torch.nanmin"], op="nanmin")):
         with pytest.raises(ValueError):
             ladder.run(**kwargs)
 
@@ -391,15 +395,91 @@ def test_run_int_dtype_checks_exactly(fake_device):
 
 
 def test_resolve_selection():
-    assert ladder._resolve(None, True) == (METHODS, list(model.PEERS), False)
+    peers = list(model.peers_of("sum"))
+    assert ladder._resolve(None, True) == (METHODS, peers, False)
     assert ladder._resolve(None, False) == (METHODS, [], False)
     assert ladder._resolve(["cub", "fast", "torch.sum"], True) == \
         (["fast", "cub"], ["torch.sum"], True)
     assert ladder._resolve(["multi_element", "sequential"], True) == \
-        (["sequential", "multi_element"], list(model.PEERS), False)
+        (["sequential", "multi_element"], peers, False)
     assert ladder._resolve(["cupy.sum"], True) == ([], ["cupy.sum"], True)
     assert ladder._resolve(None, ["torch.sum"]) == (METHODS, ["torch.sum"],
                                                     True)
+
+
+def test_resolve_selection_of_another_op():
+    """The peers are the op's: named by its functions, torch's left out
+    where it has none."""
+    assert ladder._resolve(None, True, "min") == (
+        METHODS, ["torch.amin", "cupy.min"], False)
+    assert ladder._resolve(["fast", "cupy.nanprod"], True, "nanprod") == (
+        ["fast"], ["cupy.nanprod"], True)
+    assert ladder._resolve(None, True, "nanmax") == (METHODS, [], False)
+    with pytest.raises(ValueError, match=r"unknown method 'torch\.sum'; "
+                       r"valid methods of prod: .*torch\.prod, cupy\.prod"):
+        ladder._resolve(["fast", "torch.sum"], True, "prod")
+    with pytest.raises(ValueError, match=r"unknown peer 'torch\.nanmin'; "
+                       r"peers of nanmin: none$"):
+        ladder._resolve(None, ["torch.nanmin"], "nanmin")
+
+
+@pytest.mark.parametrize("op", model.OPS)
+def test_run_times_the_op_on_its_data(fake_device, op):
+    """Every op: time_reduce of the op on the op's data, checked exactly
+    (the wrong method still caught), the op's peer, each result naming its
+    op, one table titled with it."""
+    doc = ladder.run(["sequential", "unroll_warp", "fast"], sizes=[1000],
+                     dtype="int16", progress=False, seed=3, op=op)
+    model.validate_document(doc)
+    assert set(fake_device.ops) == {op}
+    torch = [p for p in model.peers_of(op) if p.startswith("torch.")]
+    assert [(r["method"], r["op"], r["correct"]) for r in doc["results"]] \
+        == [("sequential", op, True), ("unroll_warp", op, False),
+            ("fast", op, True)] + [(p, op, True) for p in torch]
+    assert [p.name for p in fake_device.peers] == torch
+    assert fake_device.peer_dtypes == ["int16"] * len(torch)
+    (table,) = doc.table().split("\n\n")[1:]
+    label = "int16" if op == "sum" else f"int16 {op}"
+    assert table.startswith(f"{label}, n = 1,000, 256 threads per block\n")
+
+
+def test_run_reduces_the_ops_own_data(fake_device, monkeypatch):
+    """The data of the run are random_array's of the op and dtype, the
+    reference reference_result's of them."""
+    made, references = [], []
+    real_data, real_reference = ladder.random_array, ladder.reference_result
+
+    def random_array(rng, n, dtype, op):
+        made.append((n, dtype, op))
+        return real_data(rng, n, dtype, op)
+
+    def reference_result(a, op):
+        references.append((a.dtype.name, op))
+        return real_reference(a, op)
+    monkeypatch.setattr(ladder, "random_array", random_array)
+    monkeypatch.setattr(ladder, "reference_result", reference_result)
+    ladder.run(["fast"], sizes=[100, 200], dtype="float16", peers=False,
+               progress=False, op="nanmax")
+    assert made == [(100, "float16", "nanmax"), (200, "float16", "nanmax")]
+    assert references == [("float16", "nanmax")] * 2
+
+
+@pytest.mark.parametrize("dtype", model.DTYPES)
+def test_run_takes_every_dtype_leaving_out_a_peer_without_it(fake_device,
+                                                             capsys, dtype):
+    """A peer that takes no such dtype (the fake torch: uint16, uint32,
+    uint64) is left out of the run, silently unless named."""
+    doc = ladder.run(["fast"], sizes=[64], dtype=dtype, progress=False)
+    takes = dtype not in ("uint16", "uint32", "uint64")
+    assert [r["method"] for r in doc["results"]] == \
+        ["fast"] + ["torch.sum"] * takes
+    assert all(r["dtype"] == dtype and r["correct"]
+               for r in doc["results"])
+    assert capsys.readouterr().err == ""
+    ladder.run(["fast", "torch.sum"], sizes=[64], dtype=dtype,
+               progress=False)
+    assert ("torch.sum skipped: takes no" in capsys.readouterr().err) \
+        == (not takes)
 
 
 def test_run_returns_results_and_progress_false_is_silent(fake_device, capsys):
@@ -440,3 +520,18 @@ def _nvidia_smi(tmp_path, monkeypatch, script: str | None) -> None:
 def test_the_driver_is_nvidia_smis(tmp_path, monkeypatch, script, driver):
     _nvidia_smi(tmp_path, monkeypatch, script)
     assert ladder._driver() == driver
+
+
+@pytest.mark.parametrize("name, n, dtype, threads, want", [
+    ("fast", 1 << 28, "float32", None, 1024),
+    ("fast", 1 << 20, "float32", None, 512),     # 4 MiB
+    ("fast", 1 << 20, "int8", None, 256),
+    ("cub", 1 << 28, "float64", None, 1024),     # listed beside fast's
+    ("torch.prod", 1 << 22, "float32", None, 1024),
+    ("sequential", 1 << 28, "float32", None, 256),
+    ("fast", 1 << 28, "float32", 128, 128),
+])
+def test_recorded_threads(name, n, dtype, threads, want):
+    """A result records the block size its method ran at: the library's
+    default for the size when none is named (cub and the peers: fast's)."""
+    assert ladder.recorded_threads(name, n, dtype, threads, 132) == want

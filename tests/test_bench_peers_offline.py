@@ -133,15 +133,23 @@ def test_ratio_and_gbps_of():
     assert peers.ratio(3.0, 0.0) is None
 
 
-def _tables(text: str) -> dict:
+#: The title of the report's comparison tables, but for their op.
+WAY = ("fast against cub, the peers and the floor, GPU time {} (same run, "
+       "same GPU; floor = empty kernel + bytes / read ceiling)")
+
+
+def _tables(text: str, op: str = "sum",
+            op_peers: tuple[str, ...] | list[str] = ("torch.sum",
+                                                     "cupy.sum")) -> dict:
     """The report's two comparison tables: {title: {(dtype, n): cells}},
-    after checking each one's headers."""
+    after checking each one's headers: fast over cub and each of the op's
+    peers."""
     tables = {}
     for block in text.split("\n\n")[-2:]:
         title, headers, _, *lines = block.splitlines()
         assert re.split(r"\s{2,}", headers) == [
             "dtype", "n", "fast µs", "cub µs", "floor µs", "fast / cub",
-            "fast / torch.sum", "fast / cupy.sum", "floor / fast"]
+            *(f"fast / {p}" for p in op_peers), "floor / fast"]
         tables[title] = {tuple(line.split()[:2]): line.split()[2:]
                          for line in lines}
     return tables
@@ -155,9 +163,8 @@ def test_format_comparison():
     lines = {line.split("  ")[0]: line for line in text.splitlines()}
     assert lines["torch.sum(x).item()"].split()[-1] == "23.0"
     tables = _tables(text)
-    way = ("fast against cub, the peers and the floor, GPU time {} (same "
-           "run, same GPU; floor = empty kernel + bytes / read ceiling)")
-    assert list(tables) == [way.format("cold"), way.format("back to back")]
+    # sums go unnamed, as they always did
+    assert list(tables) == [WAY.format("cold"), WAY.format("back to back")]
     cold, batch = tables.values()
     for table in (cold, batch):
         assert list(table) == [(dtype, model.short_n(n))
@@ -207,7 +214,8 @@ def test_compare_on_the_fake_device(fake_device, monkeypatch):
     monkeypatch.setattr(peers, "measure_latency", measure_latency)
     got = peers.compare(threads=128, progress=False, seed=3)
     assert calls == [(["fast", "cub"], sizes, dtype, 128,
-                      {"peers": True, "progress": False, "seed": 3})
+                      {"peers": True, "progress": False, "seed": 3,
+                       "op": "sum"})
                      for dtype in peers.COMPARE_DTYPES]
     assert list(got) == ["results", "latency_us"]
     assert type(got["results"]) is Results
@@ -233,6 +241,84 @@ def test_compare_on_the_fake_device(fake_device, monkeypatch):
     got = peers.compare(peers=False, progress=False)
     assert {r["method"] for r in got["results"]["results"]} == {"fast",
                                                                 "cub"}
+
+
+def test_compare_of_another_op_on_the_fake_device(fake_device,
+                                                 monkeypatch):
+    """--peers --op prod: fast, cub and torch.prod of the op at every
+    dtype and size, then fast's float32 sum at the largest size; no
+    latencies."""
+    sizes = (1 << 10, 1 << 12)
+    monkeypatch.setattr(peers, "COMPARE_SIZES", sizes)
+    monkeypatch.setattr(peers, "measure_latency", no_latency)
+    got = peers.compare(threads=128, progress=False, seed=3, op="prod")
+    model.validate_document(got["results"])
+    assert [(r["method"], r["op"], r["dtype"], r["n"])
+            for r in got["results"]["results"]] == [
+        (m, "prod", dtype, n) for dtype in peers.COMPARE_DTYPES
+        for n in sizes for m in ("fast", "cub", "torch.prod")] + [
+        ("fast", "sum", peers.BASELINE_DTYPE, sizes[-1])]
+    assert got["latency_us"] == {}
+    assert peers.comparison_op(got) == "prod"
+    # the baseline has its table in the results, no row in the comparison
+    text = peers.format_comparison(got)
+    assert "End to end" not in text
+    assert "\nfloat32, n = 4,096 (2^12), 128 threads per block\n" in text
+    for table in _tables(text, "prod", ["torch.prod", "cupy.prod"]).values():
+        assert list(table) == [(dtype, model.short_n(n))
+                               for dtype in peers.COMPARE_DTYPES
+                               for n in sizes]
+
+
+def no_latency(ordinal):
+    raise AssertionError("no latencies for another op than sum")
+
+
+def test_the_op_of_a_comparison():
+    assert peers.comparison_op(comparison()) == "sum"
+    assert peers.comparison_op(comparison(op="nanmin")) == "nanmin"
+    made = comparison()
+    for r in made["results"]["results"]:
+        del r["op"]                      # written before ops: sums
+    assert peers.comparison_op(made) == "sum"
+    made["results"]["results"] = []
+    assert peers.comparison_op(made) == "sum"
+
+
+@pytest.mark.parametrize("op", ["prod", "min", "nanprod", "any"])
+def test_the_comparison_of_another_op(op):
+    """Its ratios over its own op's peers (cupy's alone where torch has
+    none), its rows looked up by op (the float32 sum baseline of the same
+    (fast, float32, 2^28) is another row), its tables titled with it."""
+    made = comparison(op=op, fast_us={("float32", 1 << 28): 500.0},
+                      baseline_us=400.0)
+    op_peers = list(model.peers_of(op))
+    for timing in (COLD, BATCH):
+        for _, _, ratios in peers.comparison_ratios(made, timing):
+            assert list(ratios) == ["cub", *op_peers, "floor"]
+    results = made["results"]
+    assert peers.time_of(results, "fast", "float32", 1 << 28, BATCH,
+                         op=op) == pytest.approx(500.0)
+    assert peers.time_of(results, "fast", "float32", 1 << 28,
+                         BATCH) == pytest.approx(400.0)
+    assert peers.time_of(results, "fast", "float64", 1 << 28,
+                         BATCH) is None
+    assert peers.gbps_of(results, "fast", "float32", 1 << 28,
+                         op=op) == pytest.approx(2**30 / (500.0 * 1.2e3))
+    text = peers.format_comparison(made)
+    assert "End to end" not in text
+    tables = _tables(text, op, op_peers)
+    assert list(tables) == [f"{op}: " + WAY.format(way)
+                            for way in ("cold", "back to back")]
+    cold = tables[f"{op}: " + WAY.format("cold")]
+    # fast (600 µs cold: its 500 back to back), cub, floor µs; fast over
+    # cub, over each peer (cupy's not timed: "-"), the floor's share
+    cub = peers.time_of(results, "cub", "float32", 1 << 28, COLD, op=op)
+    assert cold["float32", "2^28"][:2] == ["600.00", f"{cub:,.2f}"]
+    assert cold["float32", "2^28"][3] == f"{cub / 600:.2f}×"
+    speeds = cold["float32", "2^28"][4:-1]
+    assert len(speeds) == len(op_peers) and speeds[-1] == "-"
+    assert all(s.endswith("×") for s in speeds[:-1])
 
 
 @pytest.fixture

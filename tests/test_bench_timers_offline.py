@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import cudareduce.results as model
 from bench_data import FAKE_READ, fake_device, fake_device_arrays  # noqa: F401
 from cudareduce import _cudareduce
 from cudareduce.bench import timers
@@ -165,6 +166,7 @@ class FakeCupy(FakeLibrary):
 
 
 LIBRARIES = {"torch.sum": ("torch", FakeTorch), "cupy.sum": ("cupy", FakeCupy)}
+FAKES = dict(LIBRARIES.values())
 
 
 @pytest.fixture
@@ -196,12 +198,15 @@ def log(monkeypatch) -> list:
 
 @pytest.fixture(params=list(LIBRARIES))
 def peer(request, log, monkeypatch) -> tuple[Any, FakeLibrary]:
-    """(load_peer's timer of each peer, its fake library)."""
+    """(load_peer's timer of each peer, its fake library), the log of its
+    trial on one float32 element cleared."""
     module, make = LIBRARIES[request.param]
     library = make(log)
     monkeypatch.setitem(sys.modules, module, library)
-    timer, why = timers.load_peer(request.param, 0)
+    timer, why = timers.load_peer(request.param, 0, "float32")
     assert why == "" and timer.name == request.param
+    log.clear()
+    library.clock = 0.0
     return timer, library
 
 
@@ -239,7 +244,8 @@ def test_a_peers_batch_samples_hold_several_runs_without_a_flush(peer, log):
 
 def test_the_torch_peer_copies_the_input_to_its_device(log, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", FakeTorch(log))
-    timer, _ = timers.load_peer("torch.sum", 0)
+    timer, _ = timers.load_peer("torch.sum", 0, "float32")
+    log.clear()
     timer.gpu(A, 2, 0, 1, "cold")
     assert log.index(("to", ("cuda", 0))) < log.index(
         ("stream_hold", "torch's stream"))
@@ -312,8 +318,57 @@ def test_an_unavailable_peer_says_why(name, module, library, why,
                                       monkeypatch):
     monkeypatch.setitem(sys.modules, module,
                         None if library is None else library([]))
-    timer, reason = timers.load_peer(name, 0)
+    timer, reason = timers.load_peer(name, 0, "float32")
     assert timer is None and reason.startswith(why)
+
+
+def test_a_peer_is_tried_on_one_element_of_the_dtype(log, monkeypatch):
+    """load_peer tries the peer's function on one element of the dtype on
+    its device, and frees it; a dtype it refuses (PyTorch before 2.3 has no
+    uint32 tensors, later ones no uint32 sums on CUDA) leaves the peer out,
+    saying why."""
+    torch = FakeTorch(log)
+    works = torch.from_numpy
+
+    def from_numpy(a):
+        if a.dtype == np.uint32:
+            raise TypeError("can't convert np.ndarray of type numpy.uint32")
+        return works(a)
+    torch.from_numpy = from_numpy
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    timer, why = timers.load_peer("torch.sum", 0, "int8")
+    assert why == "" and timer.name == "torch.sum"
+    assert log == [("to", ("cuda", 0)), ("sum", 0), ("free",)]
+    log.clear()
+    timer, why = timers.load_peer("torch.sum", 0, "uint32")
+    assert timer is None
+    assert why == ("takes no uint32 (TypeError: can't convert np.ndarray "
+                   "of type numpy.uint32)")
+    assert log == [("free",)]
+    with pytest.raises(ValueError, match="not a peer: 'torch.min'"):
+        timers.load_peer("torch.min", 0, "float32")
+
+
+@pytest.mark.parametrize("op", model.OPS)
+def test_each_ops_peers_time_their_librarys_function(op, log, monkeypatch):
+    """A peer of each op is its library's function of it (torch.amin for
+    min, cupy.nanprod for nanprod, ...), timed and called the same way."""
+    for name in model.peers_of(op):
+        module, function = name.split(".")
+        library = FAKES[module](log)
+
+        def reduce(x, library=library, function=function):
+            library.log.append((function, x.row))
+            return FakeArray(library, getattr(np, op)(x.data))
+        setattr(library, function, reduce)
+        monkeypatch.setitem(sys.modules, module, library)
+        timer, why = timers.load_peer(name, 0, "float32")
+        assert why == "" and timer.name == name
+        value, times, _ = timer.gpu(A, 2, 0, 3, "batch", 2)
+        assert value == getattr(np, op)(A) and len(times) == 3
+        assert [e for e in log if e[0] == function] == [
+            (function, r) for r in (0, 0, 0, 1, 0, 1, 0, 1)]
+        log.clear()
 
 
 def test_device_arrays_are_cupys_else_torchs(monkeypatch):
@@ -359,6 +414,16 @@ def test_our_call_is_cudareduce_sum_to_a_python_number(fake_device_arrays):
     value = call()
     assert value == 45 and type(value) is int
     assert fake_device_arrays.sum_calls == [("first_add", 512)]
+
+
+@pytest.mark.parametrize("op", model.OPS)
+def test_our_timer_and_call_reduce_with_the_op(op, fake_device_arrays):
+    a = np.arange(1, 11, dtype=np.float64)
+    timer = timers.method_timer("unroll_complete", 64, op)
+    value, _, _ = timer.gpu(a, 1, 0, 2, "cold")
+    assert value == getattr(np, op)(a) and fake_device_arrays.ops == [op]
+    assert timer.call(a)() == getattr(np, op)(a).item()
+    assert fake_device_arrays.op_calls == [(op, "unroll_complete", 64)]
 
 
 def test_probe_us_is_the_median_in_us(fake_device, monkeypatch):

@@ -70,7 +70,7 @@ def test_results_repr_is_a_short_summary(results, sweep):
     assert text.startswith("<cudareduce.bench.Results: ") and text.endswith(">")
     assert lines[0] == (f"<cudareduce.bench.Results: {results.device['name']}"
                         f", cudareduce 0.1.0")
-    assert lines[1].startswith(" 2000-01-01T00:00:00Z: float32, int32")
+    assert lines[1].startswith(" 2000-01-01T00:00:00Z: float32, int32 sum, ")
     assert "float32, int32" in text and "256 threads" in text
     assert "n = 2^16, 2^18, 2^20, 2^22, 2^24 (5 sizes)" in text
     assert " methods: 8 steps (interleaved_divergent .. fast); references " \
@@ -133,14 +133,14 @@ def _html_tables(html: str) -> list[tuple[str, list[str], list[list[str]]]]:
 def test_results_repr_html_has_the_table_columns(results, sample):
     html = results._repr_html_()
     tables = _html_tables(html)
-    groups = model.group_results(sample["results"])
+    groups = model.table_groups(sample["results"])
     assert len(tables) == len(groups) == 6
     text_tables = report_tables(results.table())
-    for (caption, head, body), ((dtype, n, threads), rows), text in zip(
+    for (caption, head, body), ((op, dtype, n, threads), rows), text in zip(
             tables, groups.items(), text_tables):
         assert head == list(model.TABLE_HEADERS)
-        assert caption == f"{dtype}, n = {model.format_n(n)}, " \
-                          f"{threads} threads per block"
+        assert caption == model.group_title(op, dtype, n, threads) == \
+            f"{dtype}, n = {model.format_n(n)}, {threads} threads per block"
         assert body == model.group_cells(rows, sample)
         # the same cells as the text table
         assert [line.split() for line in text[2:]] == body
@@ -232,6 +232,8 @@ def test_results_to_pandas(results, sample):
     df = results.to_pandas()
     assert isinstance(df, pd.DataFrame)
     assert list(df.columns) == list(model.RESULT_KEYS) + list(PANDAS_COLUMNS)
+    # the sample names no op: its results are sums
+    assert set(df.op) == {"sum"}
     assert PANDAS_COLUMNS == (
         "peer", "reference", "bytes", "cold_gbps", "cold_pct_read",
         "batch_gbps", "batch_pct_read", "call_gbps", "first_pass_us",
@@ -279,6 +281,58 @@ def test_results_to_pandas(results, sample):
     assert wrong[["cold_us", "batch_us", "call_us", "cold_gbps",
                   "cold_pct_read", "batch_pct_read",
                   "first_pass_us"]].isna().all().all()
+
+
+def _with_products(sample: dict) -> Results:
+    """The sample's float32 2^22 results again, as products (torch.sum as
+    torch.prod, cupy.sum as cupy.prod), at half the speed."""
+    products = [dict(r, op="prod",
+                     method=r["method"].replace(".sum", ".prod"),
+                     cold_us=2 * r["cold_us"],
+                     pass_us=[2 * t for t in r["pass_us"]])
+                for r in sample["results"] if r["n"] == 1 << 22
+                and r["dtype"] == "float32"]
+    return Results({**sample, "results": sample["results"] + products})
+
+
+def test_results_of_several_ops(sample, tmp_path):
+    """A document of two ops: its ops, tables per op, select(op=...), a
+    JSON round trip; an old document (the sample: no op) reads as sums."""
+    both = _with_products(sample)
+    assert both.ops == ["sum", "prod"]
+    assert Results(sample).ops == ["sum"]
+    assert "float32, int32 sum/prod, 256 threads" in repr(both)
+    titles = [t.split("\n")[0] for t in both.table().split("\n\n")[1:]]
+    assert titles[-1] == ("float32 prod, n = 4,194,304 (2^22), 256 threads "
+                          "per block")
+    assert len(titles) == 7
+    products = both.select(op="prod")
+    assert products.ops == ["prod"]
+    assert products.methods[-2:] == ["torch.prod", "cupy.prod"]
+    assert len(report_tables(products.table())) == 1
+    assert both.select(op=["sum"])["results"] == sample["results"]
+    with pytest.raises(ValueError, match="no results with op='max'"):
+        both.select(op="max")
+    both.to_json(tmp_path / "both.json")
+    again = Results.from_json(tmp_path / "both.json")
+    assert again == both and again.ops == ["sum", "prod"]
+    md = both.to_markdown()
+    assert "**float32 prod, n = 4,194,304 (2^22), 256 threads per block**" \
+        in md
+    assert "float32 prod, n = 4,194,304" in both._repr_html_()
+
+
+def test_results_to_pandas_of_several_ops(sample):
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return               # test_results_to_pandas checks the ImportError
+    df = _with_products(sample).to_pandas()
+    prod = df[df.op == "prod"]
+    assert len(prod) == 11 and set(prod.method) >= {"torch.prod", "fast"}
+    # speedups within the op: the products' own first step
+    assert prod.iloc[0].cumulative_speedup == pytest.approx(1.0)
+    assert prod[prod.method == "torch.prod"].iloc[0].peer
 
 
 @needs_matplotlib

@@ -15,9 +15,10 @@ import pytest
 
 import cudareduce
 import cudareduce.results as model
-from bench_data import (LADDER, METHODS, PEERS, STEPS,  # noqa: F401
-                        SYNTHETIC_DEVICE, SYNTHETIC_TIMING, TABLE_ORDER,
-                        report_tables, row, sample, synthetic_document)
+from bench_data import (LADDER, METHODS, OP_PEERS, PEERS,  # noqa: F401
+                        STEPS, SYNTHETIC_DEVICE, SYNTHETIC_TIMING,
+                        TABLE_ORDER, report_tables, row, sample,
+                        synthetic_document)
 from cudareduce import reference
 
 # ---------------------------------------------------------------------------
@@ -77,8 +78,13 @@ def cells_by_method(text: str, table: int) -> dict[str, list[str]]:
 
 def test_sample_file_is_the_generators_output(sample):
     """tests/data/bench_sample.json is what ``python tests/bench_data.py``
-    writes: the formulas, labelled as not measured."""
-    assert sample == json.loads(json.dumps(synthetic_document()))
+    writes: the formulas, labelled as not measured; written before results
+    named their op, its results name none (sums), and stand for the
+    documents of that bench."""
+    made = json.loads(json.dumps(synthetic_document()))
+    for r in made["results"] + sample["results"]:
+        assert r.pop("op", "sum") == "sum"
+    assert sample == made
     model.validate_document(sample)
     assert "not measured" in sample["device"]["name"]
     assert sample["date"] == "2000-01-01T00:00:00Z"
@@ -116,12 +122,16 @@ def test_make_result_keeps_the_three_timings_and_the_passes():
                           256, cold_us=10, batch_us=8.5, call_us=None,
                           pass_us=(7, 2.5), reps=np.int64(50), correct=True)
     assert list(r) == list(model.RESULT_KEYS)
-    assert r == {"method": "sequential", "dtype": "float32", "n": 1 << 20,
-                 "threads": 256, "cold_us": 10.0, "batch_us": 8.5,
-                 "call_us": None, "pass_us": [7.0, 2.5], "reps": 50,
-                 "correct": True}
+    assert r == {"method": "sequential", "op": "sum", "dtype": "float32",
+                 "n": 1 << 20, "threads": 256, "cold_us": 10.0,
+                 "batch_us": 8.5, "call_us": None, "pass_us": [7.0, 2.5],
+                 "reps": 50, "correct": True}
     assert type(r["cold_us"]) is float and type(r["reps"]) is int
     assert all(type(t) is float for t in r["pass_us"])
+    r = model.make_result("cub", "uint16", 10, 256, cold_us=1, batch_us=1,
+                          call_us=None, pass_us=(), reps=3, correct=True,
+                          op="nanmax")
+    assert (r["op"], r["dtype"]) == ("nanmax", "uint16")
 
 
 def test_make_result_wrong_is_not_timed():
@@ -429,8 +439,8 @@ def test_format_table_cells_from_known_numbers():
 def test_format_table_layout(sample):
     text = model.format_table(sample)
     assert text.count("threads per block") == 6
-    assert "float32, n = 4,194,304 (2^22), 256 threads per block" in text
-    assert "int32, n = 4,194,304 (2^22), 256 threads per block" in text
+    assert "\nfloat32, n = 4,194,304 (2^22), 256 threads per block\n" in text
+    assert "\nint32, n = 4,194,304 (2^22), 256 threads per block\n" in text
     tables = report_tables(text)
     assert len(tables) == 6
     for table in tables:
@@ -660,6 +670,18 @@ VIOLATIONS = {
                      r"results\[{i}\]\.method: "),
     "bad dtype": (_result("sequential", "dtype", "complex64"),
                   r"results\[{i}\]\.dtype: "),
+    "bad op": (_result("sequential", "op", "argmin"),
+               r"results\[{i}\]\.op: expected one of \('sum', "),
+    "op not a string": (_result("sequential", "op", None),
+                        r"results\[{i}\]\.op: "),
+    "peer of another op": (_result("torch.sum", "op", "prod"),
+                           (r"results\[{i}\]\.method: torch\.sum is not a "
+                            r"peer of prod, whose peers are "
+                            r"\('torch\.prod', 'cupy\.prod'\)")),
+    "peer of an op without it": (_result("torch.sum", "method",
+                                         "torch.amin"),
+                                 (r"results\[{i}\]\.method: torch\.amin "
+                                  r"is not a peer of sum")),
     "n zero": (_result("sequential", "n", 0), r"results\[{i}\]\.n: "),
     "n float": (_result("sequential", "n", 1024.0), r"results\[{i}\]\.n: "),
     "threads str": (_result("sequential", "threads", "256"),
@@ -725,10 +747,15 @@ VIOLATIONS = {
             doc["results"][_at(doc, "sequential")]["cold_us"] * 1.05 + 1.01
         ])(doc),
         r"results\[{i}\]\.pass_us: the passes sum to"),
-    # results: each (method, dtype, n, threads) once
+    # results: each (method, op, dtype, n, threads) once; no op is sum
     "duplicate": (lambda doc: doc["results"].append(
         dict(doc["results"][0])) or len(doc["results"]) - 1,
-        r"results\[{i}\]: duplicate entry for \('interleaved_divergent'"),
+        (r"results\[{i}\]: duplicate entry for "
+         r"\('interleaved_divergent', 'sum'")),
+    "duplicate, one naming its op": (lambda doc: doc["results"].append(
+        dict(doc["results"][0], op="sum")) or len(doc["results"]) - 1,
+        (r"results\[{i}\]: duplicate entry for "
+         r"\('interleaved_divergent', 'sum'")),
 }
 
 
@@ -783,6 +810,31 @@ def test_validate_document_accepts_what_the_rules_allow(sample):
     model.validate_document(doc)
 
 
+def test_validate_document_takes_each_op_and_results_without_one(sample):
+    """A result's op is one of OPS, or left out (a sum, as the sample's);
+    the same (method, dtype, n, threads) of two ops are two results; each
+    op's peers are its own."""
+    doc = copy.deepcopy(sample)
+    assert all("op" not in r for r in doc["results"])
+    model.validate_document(doc)
+    rows = [r for r in doc["results"] if r["n"] == 1 << 22
+            and r["dtype"] == "float32"]
+    for op in model.OPS[1:]:
+        for r in rows:
+            method = r["method"]
+            if model.is_peer(method):
+                # the op's peer of the same library, where it has one
+                library = method.split(".")[0]
+                same = [p for p in model.peers_of(op)
+                        if p.startswith(f"{library}.")]
+                if not same:
+                    continue
+                method = same[0]
+            doc["results"].append(dict(r, op=op, method=method))
+    model.validate_document(doc)
+    assert {model.op_of(r) for r in doc["results"]} == set(model.OPS)
+
+
 def test_write_json_round_trip(sample, tmp_path):
     path = tmp_path / "out.json"
     model.write_json(sample, path)
@@ -797,6 +849,76 @@ def test_write_json_round_trip(sample, tmp_path):
 def test_is_peer():
     assert model.is_peer("torch.sum") and model.is_peer("cupy.sum")
     assert not any(model.is_peer(m) for m in METHODS)
+    # every op's peers, and nothing else
+    assert model.is_peer("torch.amin") and model.is_peer("cupy.nanprod")
+    assert not model.is_peer("torch.nanprod")
+    assert not model.is_peer("torch.min") and not model.is_peer("numpy.sum")
+
+
+def test_peers_of_each_op():
+    """torch's and cupy's function of each op, torch's where it has one:
+    no nanprod, nanmin, nanmax; its whole-tensor min and max are amin and
+    amax."""
+    assert model.peers_of() == model.peers_of("sum") == \
+        ("torch.sum", "cupy.sum")
+    assert {op: list(model.peers_of(op)) for op in model.OPS} == OP_PEERS
+    assert list(model.PEER_FUNCTIONS) == ["torch", "cupy"]
+    assert model.DEFAULT_OP == model.OPS[0] == "sum"
+
+
+def test_op_of_a_result_or_document():
+    assert model.op_of({"op": "prod"}) == "prod"
+    assert model.op_of(row("fast", 1.0)) == "sum"
+    assert model.op_of({"method": "fast"}) == "sum"     # written before ops
+
+
+def test_dtypes_are_the_librarys():
+    """Every dtype the library reduces, each once, each a NumPy name."""
+    assert set(model.DTYPES) == {
+        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+        "uint32", "uint64", "float16", "float32", "float64"}
+    assert len(set(model.DTYPES)) == len(model.DTYPES)
+    assert all(np.dtype(d).name == d for d in model.DTYPES)
+
+
+def test_tables_are_per_op():
+    """A document of several ops: one table per (op, dtype, n, threads),
+    the ops in order of first appearance, each titled with its op; its
+    speedups within the op.  group_results takes one op's results."""
+    n = 1 << 20                        # 4 MiB of float32, as of uint8 below
+    sums = [row("interleaved_divergent", 40.0, n=n),
+            row("sequential", 10.0, n=n), row("torch.sum", 8.0, n=n)]
+    products = [dict(r, op="prod", method=r["method"].replace(
+        "torch.sum", "torch.prod"), cold_us=2 * r["cold_us"])
+        for r in sums]
+    doc = known_document([row("sequential", 5.0, dtype="uint8", op="max"),
+                          *sums, *products])
+    model.validate_document(doc)
+    groups = model.table_groups(doc["results"])
+    assert list(groups) == [("max", "uint8", 1 << 22, 256),
+                            ("sum", "float32", n, 256),
+                            ("prod", "float32", n, 256)]
+    assert [r["method"] for r in groups["prod", "float32", n, 256]] \
+        == ["interleaved_divergent", "sequential", "torch.prod"]
+    text = model.format_table(doc)
+    titles = [t.split("\n")[0] for t in text.split("\n\n")[1:]]
+    # the sums unnamed, as the bench always showed them
+    assert titles == [
+        "uint8 max, n = 4,194,304 (2^22), 256 threads per block",
+        "float32, n = 1,048,576 (2^20), 256 threads per block",
+        "float32 prod, n = 1,048,576 (2^20), 256 threads per block"]
+    assert model.group_title("nanmin", "float16", 1000, 128) == \
+        "float16 nanmin, n = 1,000, 128 threads per block"
+    assert model.reduction_label("int8", "sum") == "int8"
+    assert model.reduction_label("int8", "any") == "int8 any"
+    # the product's speedups are its own: 80 / 20 = 4x, not over the sum's
+    cells = cells_by_method(text, 2)
+    assert cells["sequential"][-2:] == ["4.00×", "4.00×"]
+    assert cells["torch.prod"][-2:] == ["peer", "5.00×"]
+    assert model.group_results(sums) == {("float32", n, 256): sums}
+    with pytest.raises(ValueError, match=r"results of several ops "
+                                         r"\['prod', 'sum'\]"):
+        model.group_results(sums + products)
 
 
 def test_is_reference():

@@ -1,6 +1,7 @@
 """The command line, ``python -m cudareduce.bench``: its arguments, which
 of the four modes they choose (the ladder, ``--counters``, ``--peers``,
-``--host``), and the report and files each writes."""
+``--host``), the reduction they time (``--op``), and the report and files
+each writes."""
 from __future__ import annotations
 
 import argparse
@@ -12,11 +13,13 @@ from typing import Any
 
 import cudareduce
 from cudareduce.document import Results
-from cudareduce.results import DTYPES
+from cudareduce.results import (DEFAULT_OP, DTYPES, OPS, describe_sizes,
+                                short_n)
 
-from .host import HOST_SIZES, format_host, run_host
+from .host import HOST_DTYPES, HOST_SIZES, format_host, run_host
 from .ladder import DEFAULT_DTYPE, DEFAULT_THREADS, check_threads, run
-from .peers import compare, format_comparison
+from .peers import (BASELINE_DTYPE, COMPARE_DTYPES, COMPARE_SIZES, LATENCY_N,
+                    compare, format_comparison)
 from .sizes import argument_type, parse_size, parse_sizes
 
 __all__ = ["main"]
@@ -36,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m cudareduce.bench",
         description=("Time every step of the reduction ladder (and cub, and "
-                     "the peers torch.sum / cupy.sum) on this GPU three "
+                     "the peers: PyTorch's and CuPy's function of the op, "
+                     "torch.sum / cupy.sum for sums) on this GPU three "
                      "ways (cold GPU time, back-to-back GPU time, call "
                      "time), with per-pass times, beside an empty kernel "
                      "and a read-only streaming kernel timed the same way; "
@@ -51,26 +55,38 @@ def _parser() -> argparse.ArgumentParser:
                       "chosen per GPU, the rule printed; 2^22 is Harris's)")
     size.add_argument("--sizes", type=argument_type(parse_sizes), default=None,
                       metavar="SIZES", help="a sweep, e.g. 2^10..2^28")
+    p.add_argument("--op", default=DEFAULT_OP, choices=OPS,
+                   help=f"the reduction, as cudareduce and NumPy name it "
+                        f"(default {DEFAULT_OP}); each is checked exactly "
+                        f"on data made for it")
     p.add_argument("--dtype", default=DEFAULT_DTYPE, choices=DTYPES,
-                   help="element type (default float32)")
-    p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                   help=f"element type (default {DEFAULT_DTYPE})")
+    p.add_argument("--threads", type=int, default=None,
                    help="threads per block, a power of two from 64 to 1024 "
-                        "(default 256)")
+                        f"(default {DEFAULT_THREADS}; with --peers, each "
+                        "method's own default for each size, as a caller "
+                        "gets it)")
     p.add_argument("--methods", default=None, metavar="LIST",
-                   help="comma-separated methods (default: all); peer names "
-                        "torch.sum, cupy.sum select those peers")
+                   help="comma-separated methods (default: all); the op's "
+                        "peer names (torch.sum, cupy.sum for sum; "
+                        "torch.amin, cupy.min for min; ...) select those "
+                        "peers")
     p.add_argument("--no-peers", action="store_true",
-                   help="do not time torch.sum / cupy.sum")
+                   help="do not time the peers")
     p.add_argument("--host", action="store_true",
-                   help="time whole calls on NumPy arrays instead (the copy "
-                        "to the GPU included) beside numpy.sum, torch and "
-                        "cupy, 2^20..2^28 float32 and int32, under the "
-                        "pinned copy bandwidth")
+                   help=f"time whole sums of NumPy arrays instead (the copy "
+                        f"to the GPU included) beside numpy.sum, torch and "
+                        f"cupy, {' and '.join(HOST_DTYPES)} at "
+                        f"{describe_sizes(HOST_SIZES)}, under the pinned "
+                        f"copy bandwidth")
     p.add_argument("--peers", action="store_true",
-                   help="compare fast with cub, torch.sum and cupy.sum "
-                        "instead: GB/s at 2^20, 2^22, 2^28 float32 and "
-                        "2^28 int32, with fast's ratios, and the end-to-end "
-                        "latency of a 1024-element sum")
+                   help=f"compare fast with cub and the op's peers instead: "
+                        f"{', '.join(COMPARE_DTYPES)} at "
+                        f"{describe_sizes(COMPARE_SIZES)}, with fast's "
+                        f"ratios; for sums the end-to-end latency of a "
+                        f"{LATENCY_N}-element sum, for another op fast's "
+                        f"{BASELINE_DTYPE} sum at "
+                        f"{short_n(COMPARE_SIZES[-1])} besides")
     p.add_argument("--counters", action="store_true",
                    help="show each method's hardware counters instead, from "
                         "Nsight Compute (ncu): what each step changes "
@@ -139,7 +155,9 @@ def _counters(args: argparse.Namespace, methods: list[str] | None) -> int:
     from . import counters  # noqa: PLC0415
     try:
         document = counters.collect(
-            methods, args.n or counters.DEFAULT_N, args.dtype, args.threads)
+            methods, args.n or counters.DEFAULT_N, args.dtype,
+            args.threads or DEFAULT_THREADS,
+            op=args.op)
     except counters.CountersUnavailable as e:
         print(f"{PROG}: counters unavailable: {e}", file=sys.stderr)
         return 1
@@ -177,14 +195,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.counters:
         if args.peers or args.host or args.sizes or args.plot \
                 or args.no_peers or args.seed is not None:
-            parser.error("--counters combines with --n, --dtype, --threads, "
-                         "--methods and --json only")
+            parser.error("--counters combines with --n, --dtype, --op, "
+                         "--threads, --methods and --json only")
         return _counters(args, methods)
 
     if args.host:
+        if args.op != DEFAULT_OP:
+            parser.error(f"--host times sums only (beside numpy.sum): "
+                         f"--op {args.op} is for the other modes")
         if args.peers or args.methods or args.plot or args.no_peers \
                 or args.n or args.dtype != DEFAULT_DTYPE \
-                or args.threads != DEFAULT_THREADS:
+                or args.threads is not None:
             parser.error("--host combines with --sizes, --json and --seed "
                          "only")
         try:
@@ -195,15 +216,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.peers and (args.no_peers or args.methods or args.n or args.sizes
                        or args.plot or args.dtype != DEFAULT_DTYPE):
         parser.error("--peers chooses its own methods, sizes and dtypes: "
-                     "combine it with --threads, --json and --seed only")
+                     "combine it with --op, --threads, --json and --seed "
+                     "only")
     try:
         if args.peers:
-            comparison = compare(args.threads, progress=True, seed=args.seed)
+            comparison = compare(args.threads, progress=True, seed=args.seed,
+                                 op=args.op)
             results = comparison["results"]
         else:
-            results = run(methods, sizes, args.dtype, args.threads,
+            results = run(methods, sizes, args.dtype,
+                          args.threads or DEFAULT_THREADS,
                           peers=not args.no_peers, progress=True,
-                          seed=args.seed)
+                          seed=args.seed, op=args.op)
         if not isinstance(results, Results):
             results = Results(results)
     except ValueError as e:

@@ -2,8 +2,9 @@
 (``ncu``): *why* each step is faster, beside the bench's *how much*.
 
 :func:`collect` runs this module as the profiled program under ``ncu``
-(:func:`ncu_command`), which reduces one host array with each chosen method
-once (``time_reduce`` in ``"launch"`` mode), and reads the counters of
+(:func:`ncu_command`), which reduces one host array (the bench's data of
+the op) with each chosen method once (``time_reduce`` in ``"launch"``
+mode), and reads the counters of
 :data:`METRICS` for every kernel those reductions launch
 (:func:`parse_ncu_csv`).  :func:`format_counters` prints them, one method's
 first pass (the one that reads the input) in full and its later passes
@@ -33,8 +34,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import cudareduce
-from cudareduce.results import (DTYPES, REFERENCE_METHOD, format_n,
-                                group_title, now, render)
+from cudareduce.results import (DEFAULT_OP, DTYPES, OPS, REFERENCE_METHOD,
+                                format_n, group_title, now, op_of, render)
 
 from .data import random_array
 from .ladder import device_info
@@ -48,8 +49,10 @@ __all__ = ["DEFAULT_N", "DOCUMENT_KEYS", "IDEAS", "METRICS", "STEP_COUNTERS",
 #: The size profiled when none is given: Harris's 2^22.
 DEFAULT_N = PAPER_N
 
-#: The keys of a counters document (:func:`collect`).
-DOCUMENT_KEYS = ("ncu_version", "gpu", "driver", "date", "n", "dtype",
+#: The keys of a counters document (:func:`collect`); one written before
+#: the bench profiled other reductions than sums has no "op"
+#: (:func:`~cudareduce.results.op_of`).
+DOCUMENT_KEYS = ("ncu_version", "gpu", "driver", "date", "op", "n", "dtype",
                  "threads", "metrics", "rows")
 
 #: This module's name for ``python -m``: the profiled program is this module.
@@ -179,10 +182,11 @@ def _check_methods(methods: Iterable[str] | None) -> list[str]:
     return chosen
 
 
-def _check_reduction(n: int, dtype: str, threads: int) -> None:
-    if n < 1 or threads < 1 or dtype not in DTYPES:
-        raise ValueError(f"n and threads must be >= 1 and dtype one of "
-                         f"{DTYPES}, got {n}, {threads}, {dtype!r}")
+def _check_reduction(n: int, dtype: str, threads: int, op: str) -> None:
+    if n < 1 or threads < 1 or dtype not in DTYPES or op not in OPS:
+        raise ValueError(f"n and threads must be >= 1, dtype one of "
+                         f"{DTYPES} and op one of {OPS}, got {n}, {threads}, "
+                         f"{dtype!r}, {op!r}")
 
 
 def _kernel_filter(methods: Sequence[str]) -> str:
@@ -199,10 +203,11 @@ def _kernel_filter(methods: Sequence[str]) -> str:
 
 def ncu_command(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
                 dtype: str = "float32", threads: int = 256, *,
-                ncu: str = "ncu", log_file: str = "counters.csv",
+                op: str = DEFAULT_OP, ncu: str = "ncu",
+                log_file: str = "counters.csv",
                 python: str = sys.executable) -> list[str]:
     """The command that profiles the kernels of `methods` reducing `n`
-    elements of `dtype` with `threads` threads per block.
+    elements of `dtype` with `op` and `threads` threads per block.
 
     ncu matches ``--kernel-name regex:`` anywhere in the name that
     ``--kernel-name-base`` sets; the demangled name is the one that carries
@@ -220,10 +225,13 @@ def ncu_command(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
     ------
     ValueError
         Unknown or repeated methods, n or threads < 1, a dtype not in
-        :data:`cudareduce.results.DTYPES`.
+        :data:`cudareduce.results.DTYPES`, an op not in
+        :data:`cudareduce.results.OPS`.
     """
     chosen = _check_methods(methods)
-    _check_reduction(n, dtype, threads)
+    _check_reduction(n, dtype, threads, op)
+    # The profiled program's --op defaults to sum, as here.
+    op_option = [] if op == DEFAULT_OP else ["--op", op]
     return [ncu, "--csv", "--page", "raw", "--print-units", "base",
             "--clock-control", "base", "--log-file", log_file,
             "--kernel-name-base", "demangled",
@@ -231,21 +239,22 @@ def ncu_command(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
             "--metrics", ",".join(m.name for m in METRICS),
             python, "-m", _MODULE,
             "--profile-target", "--n", str(n), "--dtype", dtype,
-            "--threads", str(threads), "--methods", ",".join(chosen)]
+            "--threads", str(threads), *op_option,
+            "--methods", ",".join(chosen)]
 
 
 def _profile_target(n: int, dtype: str, threads: int,
-                    methods: Sequence[str]) -> None:
-    """Reduce one random array of `n` elements once with each method, in
-    order: the launches ncu profiles."""
+                    methods: Sequence[str], op: str) -> None:
+    """Reduce one random array of `n` elements once with each method and
+    `op`, in order: the launches ncu profiles."""
     from cudareduce import _cudareduce  # noqa: PLC0415  (the GPU side)
     # The values do not change the counters (no data-dependent branches,
-    # no denormals): the bench's data will do.
-    a = random_array(np.random.default_rng(0), n, dtype)
+    # no denormals): the bench's data of the op will do.
+    a = random_array(np.random.default_rng(0), n, dtype, op)
     for method in methods:
         # "launch" mode: the method's kernels and nothing else on the GPU
         # (no stream-holding kernel, no L2 flush).
-        result = _cudareduce.time_reduce("sum", a, method, threads, 1, 0, 1,
+        result = _cudareduce.time_reduce(op, a, method, threads, 1, 0, 1,
                                          "launch")[0]
         print(method, result, flush=True)
 
@@ -289,7 +298,8 @@ def _ncu_version(ncu: str) -> str:
 
 def collect(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
             dtype: str = "float32", threads: int = 256, *,
-            ncu: str | None = None, timeout_s: float = 900) -> dict:
+            op: str = DEFAULT_OP, ncu: str | None = None,
+            timeout_s: float = 900) -> dict:
     """Profile `methods` (all for None) under ncu; the counters of every
     kernel they launch.
 
@@ -297,7 +307,7 @@ def collect(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
     ----------
     methods : iterable of str, optional
         Names of :func:`cudareduce.methods`, in the order to profile them.
-    n, dtype, threads
+    n, dtype, threads, op
         The reduction profiled.
     ncu : str, optional
         The ncu executable; :func:`find_ncu`'s by default.
@@ -307,7 +317,7 @@ def collect(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
     Returns
     -------
     dict
-        ``{"ncu_version", "gpu", "driver", "date", "n", "dtype",
+        ``{"ncu_version", "gpu", "driver", "date", "op", "n", "dtype",
         "threads", "metrics": [ncu metric names], "rows": [...]}``: the GPU
         (its name, and the driver's version as nvidia-smi gives it) and the
         date say where the counters come from; rows as
@@ -322,7 +332,7 @@ def collect(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
         Arguments :func:`ncu_command` refuses.
     """
     chosen = _check_methods(methods)
-    _check_reduction(n, dtype, threads)
+    _check_reduction(n, dtype, threads, op)
     exe = ncu or find_ncu()
     if exe is None:
         raise CountersUnavailable(
@@ -331,7 +341,7 @@ def collect(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
             "toolkit's nsight-compute package) or put ncu on PATH")
     with tempfile.TemporaryDirectory(prefix="cudareduce-ncu-") as tmp:
         log_file = os.path.join(tmp, "ncu.csv")
-        command = ncu_command(chosen, n, dtype, threads, ncu=exe,
+        command = ncu_command(chosen, n, dtype, threads, op=op, ncu=exe,
                               log_file=log_file)
         try:
             proc = subprocess.run(command, capture_output=True, text=True,
@@ -362,7 +372,7 @@ def collect(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
             f"ncu's CSV does not fit: {exc}; the end of its output:\n"
             f"{_tail(messages)}") from exc
     info = device_info()
-    values = (_ncu_version(exe), info["name"], info["driver"], now(),
+    values = (_ncu_version(exe), info["name"], info["driver"], now(), op,
               int(n), str(dtype), int(threads),
               [m.name for m in METRICS], rows)
     return dict(zip(DOCUMENT_KEYS, values))
@@ -587,7 +597,7 @@ def format_counters(document: Mapping[str, Any]) -> str:
         ends[len(body) - 1] = method
     changes = dict(what_changed(document))
     table = render(headers, body)
-    title = group_title(document["dtype"], document["n"],
+    title = group_title(op_of(document), document["dtype"], document["n"],
                         document["threads"])
     lines = [f"Hardware counters (ncu {document['ncu_version']}): {title}",
              "pass 0 reads the input; the later passes are summed where a "
@@ -623,6 +633,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         default=DEFAULT_N,
                         help=f"elements (default {format_n(DEFAULT_N)})")
     parser.add_argument("--dtype", choices=DTYPES, default="float32")
+    parser.add_argument("--op", choices=OPS, default=DEFAULT_OP)
     parser.add_argument("--threads", type=int, default=256,
                         help="threads per block (default 256)")
     parser.add_argument("--methods", type=_method_list, default=None,
@@ -639,10 +650,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     methods = _check_methods(args.methods)
     if args.profile_target:
-        _profile_target(args.n, args.dtype, args.threads, methods)
+        _profile_target(args.n, args.dtype, args.threads, methods, args.op)
         return 0
     try:
-        document = collect(methods, args.n, args.dtype, args.threads)
+        document = collect(methods, args.n, args.dtype, args.threads,
+                           op=args.op)
     except CountersUnavailable as exc:
         print(f"counters unavailable: {exc}", file=sys.stderr)
         return 1

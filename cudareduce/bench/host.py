@@ -16,7 +16,7 @@ import numpy as np
 import cudareduce
 from cudareduce.results import describe_device, now, render, short_n
 
-from .data import is_correct, random_array, reference_sum
+from .data import is_correct, random_array, reference_result
 from .ladder import device_info
 from .progress import Progress
 from .timers import probe_us, wall_times
@@ -82,7 +82,7 @@ def _time_calls(calls: Mapping[str, Callable[[np.ndarray], Any]],
                 a: np.ndarray, bar: Progress) -> list[dict]:
     """The ``--host`` results of each of `calls` on the host array `a`,
     each checked exactly; a step of `bar` each."""
-    reference = reference_sum(a)
+    reference = reference_result(a)
     rows = []
     for name, call in calls.items():
         median_ms, value = _wall_median_ms(lambda: call(a))

@@ -1,8 +1,8 @@
 """The default mode, ``python -m cudareduce.bench``: each method of the
-ladder (and ``cub``, and the peers) checked exactly, then timed three ways
-at each size (cold GPU time, back-to-back GPU time, call time), with the
-passes of multi-pass methods timed one by one, beside the floor probes of
-the same run: a :class:`~cudareduce.document.Results`."""
+ladder (and ``cub``, and the peers) reducing with one op, checked exactly,
+then timed three ways at each size (cold GPU time, back-to-back GPU time,
+call time), with the passes of multi-pass methods timed one by one, beside
+the floor probes of the same run: a :class:`~cudareduce.document.Results`."""
 from __future__ import annotations
 
 import math
@@ -18,10 +18,11 @@ import numpy as np
 import cudareduce
 from cudareduce import _cudareduce
 from cudareduce.document import Results
-from cudareduce.results import (DTYPES, PEERS, is_int, is_peer,
-                                make_document, make_result)
+from cudareduce.results import (DEFAULT_OP, DTYPES, OPS, REFERENCE_METHOD,
+                                is_int, make_document, make_result,
+                                peers_of)
 
-from .data import is_correct, random_array, reference_sum
+from .data import is_correct, random_array, reference_result
 from .floor import default_n, measure_floor, measure_probe
 from .policy import (CALL_OVERHEAD_MS, PILOT_REPS, PILOT_WARMUP, WARMUP,
                      choose_batch, choose_reps, rotation_buffers)
@@ -30,7 +31,8 @@ from .timers import (MethodTimer, device_arrays, load_peer, method_timer,
                      wall_times)
 
 __all__ = ["DEFAULT_DTYPE", "DEFAULT_THREADS", "Timings", "TIMING_METHOD",
-           "check_threads", "device_info", "measure_method", "run"]
+           "check_threads", "device_info", "measure_method",
+           "recorded_threads", "run"]
 
 DEFAULT_DTYPE = "float32"
 DEFAULT_THREADS = cudareduce.DEFAULT_THREADS
@@ -57,16 +59,17 @@ def _median_passes(pass_lists: list[list[float]] | None) -> list[float]:
             for p in range(len(pass_lists[0]))]
 
 
-def measure_method(timer: MethodTimer, a: np.ndarray, reference: int,
+def measure_method(timer: MethodTimer, a: np.ndarray, reference: Any,
                    buffers: int,
                    device_input: Any | None = None) -> Timings | None:
     """Check, then time one method on `a` three ways; None if a result was
     WRONG.
 
     A pilot (one buffer, ``PILOT_WARMUP`` + ``PILOT_REPS`` cold runs) checks
-    the result against `reference` and estimates the time of a run; then
-    :func:`~cudareduce.bench.policy.choose_reps` cold samples with their
-    passes, as many back-to-back samples of
+    the result against `reference` (the data's
+    :func:`~cudareduce.bench.data.reference_result`) and estimates the time
+    of a run; then :func:`~cudareduce.bench.policy.choose_reps` cold
+    samples with their passes, as many back-to-back samples of
     :func:`~cudareduce.bench.policy.choose_batch` runs, rotating among
     `buffers` copies after ``WARMUP`` untimed samples, and (with
     `device_input`, the same data on the device) as many calls; every
@@ -104,52 +107,70 @@ def measure_method(timer: MethodTimer, a: np.ndarray, reference: int,
             "reps": reps}
 
 
-def _resolve(methods: Iterable[str] | None, peers: bool | Iterable[str]
-             ) -> tuple[list[str], list[str], bool]:
-    """(our methods, peer names, whether the peers were named)."""
+def _resolve(methods: Iterable[str] | None, peers: bool | Iterable[str],
+             op: str = DEFAULT_OP) -> tuple[list[str], list[str], bool]:
+    """(our methods, peer names, whether the peers were named), the peers
+    those of `op`."""
     ladder = list(cudareduce.methods())
+    op_peers = peers_of(op)
     if methods is None:
         chosen_ladder, named_peers = ladder, []
     else:
         names = [m.strip() for m in ([methods] if isinstance(methods, str)
                                      else methods)]
-        unknown = [m for m in names if m not in ladder and not is_peer(m)]
+        unknown = [m for m in names if m not in ladder and m not in op_peers]
         if unknown:
             raise ValueError(
-                f"unknown method {unknown[0]!r}; valid methods: "
-                + ", ".join(ladder + list(PEERS)))
+                f"unknown method {unknown[0]!r}; valid methods of {op}: "
+                + ", ".join(ladder + list(op_peers)))
         chosen_ladder = [m for m in ladder if m in names]
-        named_peers = [p for p in PEERS if p in names]
+        named_peers = [p for p in op_peers if p in names]
     if named_peers:
         if peers is False:
             raise ValueError("peers named in methods, but peers=False")
         return chosen_ladder, named_peers, True
     if peers is True:
-        return chosen_ladder, list(PEERS), False
+        return chosen_ladder, list(op_peers), False
     if peers is False or peers is None:
         return chosen_ladder, [], False
     names = list(peers)
-    unknown = [p for p in names if not is_peer(p)]
+    unknown = [p for p in names if p not in op_peers]
     if unknown:
-        raise ValueError(f"unknown peer {unknown[0]!r}; peers: "
-                         + ", ".join(PEERS))
-    return chosen_ladder, [p for p in PEERS if p in names], True
+        raise ValueError(f"unknown peer {unknown[0]!r}; peers of {op}: "
+                         + (", ".join(op_peers) or "none"))
+    return chosen_ladder, [p for p in op_peers if p in names], True
 
 
-def check_threads(threads: int) -> None:
-    """Raise ValueError unless `threads` is a power of two from 64 to 1024
-    (an int, not a bool)."""
+def check_threads(threads: int | None) -> None:
+    """Raise ValueError unless `threads` is None (each method's default)
+    or a power of two from 64 to 1024 (an int, not a bool)."""
+    if threads is None:
+        return
     if not is_int(threads) or not 64 <= threads <= 1024 \
             or threads & (threads - 1):
         raise ValueError(f"threads must be a power of two from 64 to 1024, "
                          f"got {threads!r}")
 
 
+def recorded_threads(name: str, n: int, dtype: str, threads: int | None,
+                     sm_count: int) -> int:
+    """The threads per block a result of `name` at `n` records: `threads`,
+    or where it is None the block size the library picks for `name` (a
+    ladder step, fast) and, for cub and the peers, which size their own
+    blocks, fast's (they are listed beside it)."""
+    if threads is not None:
+        return threads
+    method = name if name in cudareduce.methods() and name != \
+        REFERENCE_METHOD else "fast"
+    return cudareduce.plan(n, method, dtype=dtype,
+                           sm_count=sm_count)[0].threads
+
+
 def run(methods: Iterable[str] | None = None,
         sizes: int | Iterable[int] | None = None,
-        dtype: str = DEFAULT_DTYPE, threads: int = DEFAULT_THREADS,
+        dtype: str = DEFAULT_DTYPE, threads: int | None = DEFAULT_THREADS,
         peers: bool | Iterable[str] = True, progress: bool = True,
-        *, seed: int | None = None) -> Results:
+        *, seed: int | None = None, op: str = DEFAULT_OP) -> Results:
     """Measure the ladder on the current GPU: what ``python -m
     cudareduce.bench`` measures, from Python.
 
@@ -160,13 +181,15 @@ def run(methods: Iterable[str] | None = None,
         paper = bench.run(sizes=2**22)     # Harris's size
         sweep = bench.run(sizes=[2**k for k in range(10, 29)])
         sweep.plot_bandwidth()
+        products = bench.run(sizes=2**26, op="prod")
 
     Parameters
     ----------
     methods : iterable of str, optional
         Our methods to time (default: all: the ladder, ``fast``, ``cub``, in
-        that order).  Peer names (``"torch.sum"``, ``"cupy.sum"``) may be
-        listed too, and then only the peers listed are timed.
+        that order).  Peer names of the op (``"torch.sum"``, ``"cupy.sum"``
+        for sum: :func:`~cudareduce.results.peers_of`) may be listed too,
+        and then only the peers listed are timed.
     sizes : int or iterable of int, optional
         Element count(s), each >= 1, no two the same.  Default: this GPU's
         default size, the smallest power of two at which the kernels, not
@@ -175,19 +198,26 @@ def run(methods: Iterable[str] | None = None,
         document's ``timing.default_n_rule``, and is stated there when
         sizes are given too).
     dtype : str
-        ``"float32"`` (default), ``"float64"``, ``"int32"`` or ``"int64"``.
-    threads : int
-        Threads per block of the ladder kernels (default 256).
+        One of :data:`~cudareduce.results.DTYPES` (default ``"float32"``).
+    threads : int or None
+        Threads per block of our kernels (default 256); None: each
+        method's own default for the size (fast's grows with the input,
+        :func:`cudareduce.plan` says which), recorded as
+        :func:`recorded_threads` says.
     peers : bool or iterable of str
-        True (default): every peer that imports and sees a CUDA device,
-        silently skipping the others; False: none; or the names of the peers
-        to time (a named peer that is unavailable is skipped with a note on
-        stderr).
+        True (default): every peer of the op that imports, sees a CUDA
+        device and takes the dtype, silently skipping the others; False:
+        none; or the names of the peers to time (a named peer that is
+        unavailable is skipped with a note on stderr).
     progress : bool
         Show a progress bar when sweeping several sizes (``tqdm.auto``: the
         notebook widget inside Jupyter); False silences it.
     seed : int, optional
         Seed of the random data (default: fresh entropy every run).
+    op : str
+        The reduction timed, one of :data:`~cudareduce.results.OPS`
+        (default ``"sum"``), on data whose answer is exact
+        (:func:`~cudareduce.bench.data.random_array`).
 
     Returns
     -------
@@ -202,7 +232,7 @@ def run(methods: Iterable[str] | None = None,
     cudareduce.CudaError
         No usable CUDA device, or a CUDA call failed.
     ValueError
-        Unknown method, dtype or peer; bad threads or sizes.
+        Unknown method, op, dtype or peer; bad threads or sizes.
     MemoryError
         Not enough GPU memory for an input.
     """
@@ -211,6 +241,9 @@ def run(methods: Iterable[str] | None = None,
     if dtype not in DTYPES:
         raise ValueError(f"unsupported dtype {dtype!r}; supported: "
                          + ", ".join(DTYPES))
+    if op not in OPS:
+        raise ValueError(f"unsupported op {op!r}; supported: "
+                         + ", ".join(OPS))
     check_threads(threads)
     if sizes is None:
         size_list = None        # the default: chosen on the GPU, below
@@ -224,12 +257,13 @@ def run(methods: Iterable[str] | None = None,
     if size_list is not None and len(set(size_list)) != len(size_list):
         # A document holds one result per (method, dtype, n, threads).
         raise ValueError(f"sizes must be distinct, got {size_list!r}")
-    ladder, peer_names, named = _resolve(methods, peers)
+    ladder, peer_names, named = _resolve(methods, peers, op)
 
     info = device_info()
-    timers: list[MethodTimer] = [method_timer(m, threads) for m in ladder]
+    timers: list[MethodTimer] = [method_timer(m, threads, op)
+                                 for m in ladder]
     for name in peer_names:
-        timer, why = load_peer(name, info["ordinal"])
+        timer, why = load_peer(name, info["ordinal"], dtype)
         if timer is not None:
             timers.append(timer)
         elif named:
@@ -248,21 +282,23 @@ def run(methods: Iterable[str] | None = None,
                    progress and len(size_list) > 1)
     try:
         for n in size_list:
-            a = random_array(rng, n, dtype)
-            reference = reference_sum(a)
+            a = random_array(rng, n, dtype, op)
+            reference = reference_result(a, op)
             buffers = rotation_buffers(n * itemsize, info["l2_bytes"],
                                        info["total_bytes"])
             probes.append(measure_probe(n * itemsize, info))
             x = None if arrays is None else arrays[1](a)
             for timer in timers:
                 timings = measure_method(timer, a, reference, buffers, x)
+                used = recorded_threads(timer.name, n, dtype, threads,
+                                        info["sm_count"])
                 results.append(
-                    make_result(timer.name, dtype, n, threads, **timings,
-                                correct=True) if timings is not None
-                    else make_result(timer.name, dtype, n, threads,
+                    make_result(timer.name, dtype, n, used, **timings,
+                                correct=True, op=op) if timings is not None
+                    else make_result(timer.name, dtype, n, used,
                                      cold_us=None, batch_us=None,
                                      call_us=None, pass_us=[], reps=0,
-                                     correct=False))
+                                     correct=False, op=op))
                 bar.step(f"n=2^{math.log2(n):g} {timer.name}"
                          if n & (n - 1) == 0 else f"n={n} {timer.name}")
             del a, x

@@ -1,6 +1,7 @@
-"""The ``--peers`` mode: ``fast`` beside ``cub``, ``torch.sum``,
-``cupy.sum`` and the floor (every dtype of :data:`COMPARE_DTYPES` at every
-size of :data:`COMPARE_SIZES`, one run on one GPU), and the end-to-end
+"""The ``--peers`` mode: ``fast`` beside ``cub``, the peers (``torch.sum``,
+``cupy.sum`` for sums; PyTorch's and CuPy's function of another op) and
+the floor (every dtype of :data:`COMPARE_DTYPES` at every size of
+:data:`COMPARE_SIZES`, one run on one GPU), and for sums the end-to-end
 latency of a small sum to a Python float.
 
 :func:`compare` measures a comparison, ``{"results": <a bench document>,
@@ -19,18 +20,20 @@ import numpy as np
 import cudareduce
 from cudareduce import _cudareduce
 from cudareduce.document import Results
-from cudareduce.results import (PEERS, REFERENCE_METHOD, format_table, render,
-                                result_gbps, short_n)
+from cudareduce.results import (DEFAULT_OP, REFERENCE_METHOD, format_table,
+                                op_of, peers_of, render, result_gbps,
+                                short_n)
 
-from .ladder import DEFAULT_THREADS, run
+from .ladder import run
 from .timers import wall_times
 
 __all__ = [
-    "COMPARE_DTYPES", "COMPARE_SIZES", "CUPY_FLOAT", "LATENCY_N",
-    "LATENCY_REPS", "LATENCY_WARMUP", "LAUNCH_POLL_FLOOR", "OURS_ON_CUPY",
-    "OURS_ON_TORCH", "TIMINGS", "TORCH_ITEM",
-    "compare", "comparison_ratios", "comparison_rows", "floor_us",
-    "format_comparison", "gbps_of", "measure_latency", "ratio", "time_of",
+    "BASELINE_DTYPE", "COMPARE_DTYPES", "COMPARE_SIZES", "CUPY_FLOAT",
+    "LATENCY_N", "LATENCY_REPS", "LATENCY_WARMUP", "LAUNCH_POLL_FLOOR",
+    "OURS_ON_CUPY", "OURS_ON_TORCH", "TIMINGS", "TORCH_ITEM",
+    "compare", "comparison_op", "comparison_ratios", "comparison_rows",
+    "floor_us", "format_comparison", "gbps_of", "measure_latency", "ratio",
+    "time_of",
 ]
 
 #: Sizes of the comparison: from 2^20 (where CUB needs two launches and
@@ -39,6 +42,9 @@ COMPARE_SIZES = (1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28)
 #: Element types of the comparison, in its order (int8 and int32 sum into
 #: int64, float16 into float16 through a float32 accumulator).
 COMPARE_DTYPES = ("float32", "float64", "float16", "int8", "int32")
+#: A comparison of another op than sum also times ``fast``'s sum of this
+#: dtype at the largest size: the bandwidth the op is held to.
+BASELINE_DTYPE = "float32"
 #: Elements of the end-to-end latency test (result on the host).
 LATENCY_N = 1024
 LATENCY_WARMUP = 200
@@ -108,59 +114,79 @@ def measure_latency(ordinal: int) -> dict[str, float]:
     return latency
 
 
-def compare(threads: int = DEFAULT_THREADS, peers: bool = True,
-            progress: bool = True, *, seed: int | None = None) -> dict:
-    """What ``--peers`` measures: ``fast`` against ``cub`` and the peers.
+def compare(threads: int | None = None, peers: bool = True,
+            progress: bool = True, *, seed: int | None = None,
+            op: str = DEFAULT_OP) -> dict:
+    """What ``--peers`` measures: ``fast`` against ``cub`` and the peers,
+    reducing with `op`.
 
-    Times ``fast``, ``cub`` and (with `peers`) ``torch.sum`` and
-    ``cupy.sum`` on each dtype of :data:`COMPARE_DTYPES` at each size of
-    :data:`COMPARE_SIZES`, as :func:`~cudareduce.bench.ladder.run` does,
-    then the end-to-end latency of :func:`measure_latency`.  The document's
-    floor is the first dtype's run's; its read probes are every run's, one
-    per byte count.
+    Times ``fast``, ``cub`` and (with `peers`) the peers of `op`
+    (:func:`~cudareduce.results.peers_of`) on each dtype of
+    :data:`COMPARE_DTYPES` at each size of :data:`COMPARE_SIZES`, as
+    :func:`~cudareduce.bench.ladder.run` does; for another op than sum
+    then ``fast``'s sum of :data:`BASELINE_DTYPE` at the largest size (the
+    bandwidth the op is held to), for sums the end-to-end latency of
+    :func:`measure_latency`.  `threads` None (the default) times each of
+    our methods at the block size a caller gets by default (fast's grows
+    with the input).  The document's floor is the first dtype's run's; its
+    read probes are every run's, one per byte count.
 
     Returns
     -------
     dict
-        ``{"results": Results, "latency_us": {call: µs}}``; see
-        :func:`format_comparison`.
+        ``{"results": Results, "latency_us": {call: µs}}`` (no latencies
+        for another op than sum); see :func:`format_comparison`.
     """
     methods = ["fast", REFERENCE_METHOD]
     runs = [run(methods, COMPARE_SIZES, dtype, threads, peers=peers,
-                progress=progress, seed=seed) for dtype in COMPARE_DTYPES]
+                progress=progress, seed=seed, op=op)
+            for dtype in COMPARE_DTYPES]
+    if op != DEFAULT_OP:
+        runs.append(run(["fast"], COMPARE_SIZES[-1:], BASELINE_DTYPE,
+                        threads, peers=False, progress=progress, seed=seed))
     probes = {p["bytes"]: p for r in reversed(runs) for p in r["probes"]}
     results = Results({**runs[0],
                        "probes": [probes[b] for b in sorted(probes)],
                        "results": [x for r in runs for x in r["results"]]})
-    latency = measure_latency(_cudareduce.device_info()["ordinal"])
+    latency = measure_latency(_cudareduce.device_info()["ordinal"]) \
+        if op == DEFAULT_OP else {}
     return {"results": results, "latency_us": latency}
 
 
-def _row(results: Mapping[str, Any], method: str, dtype: str,
-         n: int) -> Mapping[str, Any] | None:
-    """The result of (`method`, `dtype`, `n`) in the bench document
+def comparison_op(comparison: Mapping[str, Any]) -> str:
+    """The op a comparison compares: its first result's (:func:`compare`
+    puts the baseline sum last), ``"sum"`` without results."""
+    results = comparison["results"]["results"]
+    return op_of(results[0]) if results else DEFAULT_OP
+
+
+def _row(results: Mapping[str, Any], method: str, dtype: str, n: int,
+         op: str) -> Mapping[str, Any] | None:
+    """The result of (`method`, `op`, `dtype`, `n`) in the bench document
     `results`; None where it was not measured."""
     for r in results["results"]:
-        if (r["method"], r["dtype"], r["n"]) == (method, dtype, n):
+        if (r["method"], op_of(r), r["dtype"], r["n"]) == (method, op,
+                                                           dtype, n):
             return r
     return None
 
 
 def gbps_of(results: Mapping[str, Any], method: str, dtype: str,
-            n: int, timing: str = "cold_us") -> float | None:
-    """The GB/s of (`method`, `dtype`, `n`) in the bench document
+            n: int, timing: str = "cold_us", *,
+            op: str = DEFAULT_OP) -> float | None:
+    """The GB/s of (`method`, `op`, `dtype`, `n`) in the bench document
     `results`, by `timing` (``"cold_us"``, ``"batch_us"``, ``"call_us"``);
     None where it was not measured or is WRONG."""
-    r = _row(results, method, dtype, n)
+    r = _row(results, method, dtype, n, op)
     return None if r is None else result_gbps(r, timing)
 
 
 def time_of(results: Mapping[str, Any], method: str, dtype: str, n: int,
-            timing: str) -> float | None:
-    """The µs of (`method`, `dtype`, `n`) in the bench document `results`,
-    by `timing` (``"cold_us"``, ``"batch_us"``, ``"call_us"``); None where
-    it was not measured or is WRONG."""
-    r = _row(results, method, dtype, n)
+            timing: str, *, op: str = DEFAULT_OP) -> float | None:
+    """The µs of (`method`, `op`, `dtype`, `n`) in the bench document
+    `results`, by `timing` (``"cold_us"``, ``"batch_us"``, ``"call_us"``);
+    None where it was not measured or is WRONG."""
+    r = _row(results, method, dtype, n, op)
     return None if r is None or not r["correct"] else r[timing]
 
 
@@ -190,19 +216,21 @@ TIMINGS = (("cold_us", "cold"), ("batch_us", "back to back"))
 
 def comparison_ratios(comparison: Mapping[str, Any], timing: str
                       ) -> list[tuple[str, int, dict[str, float | None]]]:
-    """(dtype, n, ratios) at each dtype and size of the comparison, timed
-    as `timing` says (``"cold_us"`` or ``"batch_us"``): ``fast``'s speed
-    over ``cub``'s and each peer's (their time over fast's), and
-    ``"floor"``, the floor's time over fast's (:func:`floor_us`).  A ratio
-    is None where a figure is missing or WRONG."""
+    """(dtype, n, ratios) at each dtype and size of the comparison, of its
+    op (:func:`comparison_op`), timed as `timing` says (``"cold_us"`` or
+    ``"batch_us"``): ``fast``'s speed over ``cub``'s and each peer's of the
+    op (their time over fast's), and ``"floor"``, the floor's time over
+    fast's (:func:`floor_us`).  A ratio is None where a figure is missing
+    or WRONG."""
     results = comparison["results"]
+    op = comparison_op(comparison)
     rows = []
     for dtype in COMPARE_DTYPES:
         for n in COMPARE_SIZES:
-            fast = time_of(results, "fast", dtype, n, timing)
-            ratios = {other: ratio(time_of(results, other, dtype, n, timing),
-                                   fast)
-                      for other in (REFERENCE_METHOD, *PEERS)}
+            fast = time_of(results, "fast", dtype, n, timing, op=op)
+            ratios = {other: ratio(time_of(results, other, dtype, n, timing,
+                                           op=op), fast)
+                      for other in (REFERENCE_METHOD, *peers_of(op))}
             ratios["floor"] = ratio(floor_us(results, dtype, n, timing),
                                     fast)
             rows.append((dtype, n, ratios))
@@ -223,11 +251,14 @@ def comparison_rows(comparison: Mapping[str, Any], timing: str
     fast, cub and the floor, then fast's speed over cub's, the peers' and
     the floor's share of fast's time."""
     results = comparison["results"]
+    op = comparison_op(comparison)
     return [[dtype, short_n(n),
-             _us(time_of(results, "fast", dtype, n, timing)),
-             _us(time_of(results, REFERENCE_METHOD, dtype, n, timing)),
+             _us(time_of(results, "fast", dtype, n, timing, op=op)),
+             _us(time_of(results, REFERENCE_METHOD, dtype, n, timing,
+                         op=op)),
              _us(floor_us(results, dtype, n, timing)),
-             *(_times(ratios[other]) for other in (REFERENCE_METHOD, *PEERS)),
+             *(_times(ratios[other])
+               for other in (REFERENCE_METHOD, *peers_of(op))),
              "-" if ratios["floor"] is None
              else f"{100 * ratios['floor']:.0f}%"]
             for dtype, n, ratios in comparison_ratios(comparison, timing)]
@@ -235,18 +266,25 @@ def comparison_rows(comparison: Mapping[str, Any], timing: str
 
 def format_comparison(comparison: Mapping[str, Any]) -> str:
     """The ``--peers`` report: the results table, the end-to-end latencies
-    and, for each GPU timing, the comparison of :func:`comparison_rows`."""
-    lines = [format_table(comparison["results"]), "",
-             f"End to end, {LATENCY_N} float32 elements to a Python float "
-             f"(median of {LATENCY_REPS} calls, wall clock)"]
-    lines += render(("call", "µs"),
-                    [[call, f"{us:.1f}"]
-                     for call, us in comparison["latency_us"].items()])
+    (where measured) and, for each GPU timing, the comparison of
+    :func:`comparison_rows`, titled with its op (but for sums)."""
+    lines = [format_table(comparison["results"])]
+    if comparison["latency_us"]:
+        lines += ["", f"End to end, {LATENCY_N} float32 elements to a "
+                      f"Python float (median of {LATENCY_REPS} calls, wall "
+                      f"clock)"]
+        lines += render(("call", "µs"),
+                        [[call, f"{us:.1f}"]
+                         for call, us in comparison["latency_us"].items()])
+    op = comparison_op(comparison)
     headers = ("dtype", "n", "fast µs", "cub µs", "floor µs",
-               "fast / cub", *(f"fast / {p}" for p in PEERS), "floor / fast")
+               "fast / cub", *(f"fast / {p}" for p in peers_of(op)),
+               "floor / fast")
+    # Sums go unnamed, as they always have (reduction_label).
+    of_op = "" if op == DEFAULT_OP else f"{op}: "
     for timing, label in TIMINGS:
-        lines += ["", (f"fast against cub, the peers and the floor, GPU "
-                       f"time {label} (same run, same GPU; floor = empty "
-                       f"kernel + bytes / read ceiling)")]
+        lines += ["", (f"{of_op}fast against cub, the peers and the floor, "
+                       f"GPU time {label} (same run, same GPU; floor = "
+                       f"empty kernel + bytes / read ceiling)")]
         lines += render(headers, comparison_rows(comparison, timing))
     return "\n".join(lines)

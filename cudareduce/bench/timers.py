@@ -1,8 +1,8 @@
 """The timers: how one method's GPU time and call time are taken, for ours
 (``_cudareduce.time_reduce``, whose loops run in C) and for the peers
-(``torch.sum``, ``cupy.sum``, timed from Python with the same stream holder),
-and the probes that bound them (an empty kernel, a read-only streaming
-kernel).
+(PyTorch's and CuPy's function of the op, ``torch.sum``, ``cupy.sum``, ...,
+timed from Python with the same stream holder), and the probes that bound
+them (an empty kernel, a read-only streaming kernel).
 
 GPU time is taken as NVIDIA's nvbench takes it: a kernel holds the stream
 until the timed work is queued behind it, so that the CUDA events around the
@@ -26,6 +26,7 @@ import numpy as np
 
 import cudareduce
 from cudareduce import _cudareduce
+from cudareduce.results import DEFAULT_OP, is_peer
 
 __all__ = ["DeviceArrays", "GpuTimes", "MethodTimer", "device_arrays",
            "load_peer", "method_timer", "probe_us", "wall_times"]
@@ -53,24 +54,29 @@ class MethodTimer(Protocol):
 
 
 class _OurMethod:
-    """One of our methods: its GPU time from the C timers."""
+    """One of our methods reducing with an op: its GPU time from the C
+    timers, its call the library's function of the op."""
 
-    def __init__(self, name: str, threads: int) -> None:
-        self.name, self.threads = name, threads
+    def __init__(self, name: str, threads: int | None, op: str) -> None:
+        self.name, self.threads, self.op = name, threads, op
 
     def gpu(self, a: np.ndarray, buffers: int, warmup: int, reps: int,
             mode: str, batch: int = 1) -> GpuTimes:
-        return _cudareduce.time_reduce("sum", a, self.name, self.threads,
+        return _cudareduce.time_reduce(self.op, a, self.name, self.threads,
                                        buffers, warmup, reps, mode, batch)
 
     def call(self, x: Any) -> Callable[[], Any]:
         name, threads = self.name, self.threads
-        return lambda: cudareduce.sum(x, method=name, threads=threads).item()
+        reduce = getattr(cudareduce, self.op)
+        return lambda: reduce(x, method=name, threads=threads).item()
 
 
-def method_timer(name: str, threads: int) -> MethodTimer:
-    """The :class:`MethodTimer` of our method `name`."""
-    return _OurMethod(name, threads)
+def method_timer(name: str, threads: int | None, op: str = DEFAULT_OP
+                 ) -> MethodTimer:
+    """The :class:`MethodTimer` of our method `name` reducing with `op`
+    (one of :data:`~cudareduce.results.OPS`), at `threads` per block (None:
+    the method's default for each input's size)."""
+    return _OurMethod(name, threads, op)
 
 
 @contextmanager
@@ -87,17 +93,26 @@ def _held(holder: Any, flush_l2: bool) -> Iterator[None]:
 
 
 class _Peer:
-    """A peer library's sum, timed with our stream holder on its current
-    stream.  Subclasses say how to copy to the device, sum, record events
+    """A peer library's reduction, its function `function` (``"sum"``,
+    ``"amin"``, ...), timed with our stream holder on its current stream.
+    Subclasses say which library, how to copy to the device, record events
     and read them."""
 
-    name = ""
+    library = ""
+
+    def __init__(self, function: str) -> None:
+        self.name = f"{self.library}.{function}"
+        self.function = function
+
+    def _module(self) -> Any:
+        """The library's module."""
+        raise NotImplementedError
 
     def _rows(self, a: np.ndarray, buffers: int) -> Any:
         raise NotImplementedError
 
-    def _sum(self, x: Any) -> Any:
-        raise NotImplementedError
+    def _reduce(self, x: Any) -> Any:
+        return getattr(self._module(), self.function)(x)
 
     def _adopt(self, x: Any) -> Any:
         """The device array `x` (CuPy's or PyTorch's) as this library's,
@@ -110,6 +125,15 @@ class _Peer:
 
     def _free(self) -> None:
         raise NotImplementedError
+
+    def check_dtype(self, dtype: str) -> None:
+        """Raise where the function refuses `dtype` (PyTorch's mean takes
+        no integers; its unsigned integers wider than uint8 have few
+        kernels, if any): tried on one element on the device."""
+        try:
+            self._reduce(self._rows(np.ones(1, dtype), 1)[0]).item()
+        finally:
+            self._free()
 
     def gpu(self, a: np.ndarray, buffers: int, warmup: int, reps: int,
             mode: str, batch: int = 1) -> GpuTimes:
@@ -124,14 +148,14 @@ class _Peer:
             holder = _cudareduce.stream_hold(stream)
             # Unheld first: a kernel's first launch loads its module, which
             # waits for the device (and so for a holding kernel).
-            out = self._sum(rows[0])
+            out = self._reduce(rows[0])
             times = []
             run = 0
             for r in range(-warmup, reps):
                 with _held(holder, mode == "cold"):
                     start.record(stream)
                     for _ in range(batch):
-                        out = self._sum(rows[run % buffers])
+                        out = self._reduce(rows[run % buffers])
                         run += 1
                     end.record(stream)
                 end.synchronize()
@@ -145,25 +169,26 @@ class _Peer:
 
     def call(self, x: Any) -> Callable[[], Any]:
         mine = self._adopt(x)
-        return lambda: self._sum(mine).item()
+        return lambda: self._reduce(mine).item()
 
 
 class _TorchPeer(_Peer):
-    name = "torch.sum"
+    library = "torch"
 
-    def __init__(self, ordinal: int) -> None:
+    def __init__(self, function: str, ordinal: int) -> None:
+        super().__init__(function)
         import torch  # noqa: PLC0415  (optional dependency)
         if not torch.cuda.is_available():
             raise RuntimeError("torch has no CUDA device")
         self.torch = torch
         self.device = torch.device("cuda", ordinal)
 
+    def _module(self) -> Any:
+        return self.torch
+
     def _rows(self, a: np.ndarray, buffers: int) -> Any:
         src = self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
         return src.expand(buffers, a.size).contiguous()
-
-    def _sum(self, x: Any) -> Any:
-        return self.torch.sum(x)
 
     def _adopt(self, x: Any) -> Any:
         return self.torch.as_tensor(x, device=self.device)
@@ -179,22 +204,23 @@ class _TorchPeer(_Peer):
 
 
 class _CupyPeer(_Peer):
-    name = "cupy.sum"
+    library = "cupy"
 
-    def __init__(self, ordinal: int) -> None:
+    def __init__(self, function: str, ordinal: int) -> None:
+        super().__init__(function)
         import cupy  # noqa: PLC0415  (optional dependency)
         if cupy.cuda.runtime.getDeviceCount() < 1:
             raise RuntimeError("cupy sees no CUDA device")
         self.cupy = cupy
         self.ordinal = ordinal
 
+    def _module(self) -> Any:
+        return self.cupy
+
     def _rows(self, a: np.ndarray, buffers: int) -> Any:
         rows = self.cupy.empty((buffers, a.size), dtype=a.dtype)
         rows[...] = self.cupy.asarray(a)
         return rows
-
-    def _sum(self, x: Any) -> Any:
-        return self.cupy.sum(x)
 
     def _adopt(self, x: Any) -> Any:
         return self.cupy.asarray(x)
@@ -208,19 +234,30 @@ class _CupyPeer(_Peer):
         self.cupy.get_default_memory_pool().free_all_blocks()
 
 
-_PEER_CLASSES = {"torch.sum": _TorchPeer, "cupy.sum": _CupyPeer}
+_PEER_CLASSES = {peer.library: peer for peer in (_TorchPeer, _CupyPeer)}
 
 
-def load_peer(name: str, ordinal: int) -> tuple[MethodTimer | None, str]:
-    """The :class:`MethodTimer` of the peer `name` on device `ordinal`:
-    (timer, "") or (None, why it is unavailable: not importable, no CUDA
-    there, ...).  The peers' current device must be `ordinal`."""
+def load_peer(name: str, ordinal: int, dtype: str
+              ) -> tuple[MethodTimer | None, str]:
+    """The :class:`MethodTimer` of the peer `name` (``"torch.sum"``,
+    ``"cupy.min"``, ...: :func:`~cudareduce.results.peers_of`) on device
+    `ordinal`, for data of `dtype`: (timer, "") or (None, why it is
+    unavailable: not importable, no CUDA there, no such function for
+    `dtype`, ...).  The peers' current device must be `ordinal`."""
+    if not is_peer(name):
+        raise ValueError(f"not a peer: {name!r}")
+    library, function = name.split(".")
     try:
-        return _PEER_CLASSES[name](ordinal), ""
+        timer = _PEER_CLASSES[library](function, ordinal)
     except ImportError as e:
         return None, f"not importable ({e})"
     except Exception as e:  # noqa: BLE001 - any CUDA init failure of the peer
         return None, f"{type(e).__name__}: {e}"
+    try:
+        timer.check_dtype(dtype)
+    except Exception as e:  # noqa: BLE001 - whatever the library raises
+        return None, f"takes no {dtype} ({type(e).__name__}: {e})"
+    return timer, ""
 
 
 #: (the library's name, a maker of its device arrays from host arrays).
