@@ -33,7 +33,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from . import _cudareduce
-from .results import (is_reference, order_results, render, speedups,
+from .results import (is_reference, op_of, order_results, render, speedups,
                       validate_document)
 
 __all__ = ["LADDER", "REFERENCES", "ReferenceTable", "get", "select",
@@ -258,7 +258,9 @@ def side_by_side(results: Mapping, n: int | None = None,
                  *, dtype: str | None = None, threads: int | None = None
                  ) -> str:
     """A text table: each ladder step's time (the run's cold GPU time) and
-    step speedup in a bench run, beside the published ones.
+    step speedup in a bench run, beside the published ones.  The published
+    tables time sums, so the run's sums are shown (results of other ops,
+    ``--op``, are left out).
 
     One row per step, one column per source (the run first), each cell
     ``time (step speedup)``; ``-`` where a source has no time for the step.
@@ -280,12 +282,16 @@ def side_by_side(results: Mapping, n: int | None = None,
     Raises
     ------
     ValueError
-        No result of the run matches.
+        No result of the run matches (or the run holds no sums).
     """
     validate_document(results)
     rows = list(results["results"])
     if not rows:
         raise ValueError("the document holds no results")
+    rows = [r for r in rows if op_of(r) == "sum"]
+    if not rows:
+        raise ValueError("the published tables time sums, and the document "
+                         "holds none (it was run with another --op)")
     dtype = rows[0]["dtype"] if dtype is None else dtype
     rows = [r for r in rows if r["dtype"] == dtype]
     threads = rows[0]["threads"] if threads is None and rows else threads

@@ -141,3 +141,15 @@ def test_side_by_side(results):
         .endswith(" -")
     with pytest.raises(ValueError, match="n=5"):
         reference.side_by_side(results, n=5)
+
+
+def test_side_by_side_shows_the_runs_sums_only(sample):
+    """The published tables time sums: another op's results beside them
+    are left out, and a run of another op alone is refused."""
+    sums = reference.side_by_side(sample)
+    products = [{**r, "op": "prod"} for r in sample["results"]
+                if not model.is_peer(r["method"])]
+    mixed = {**sample, "results": sample["results"] + products}
+    assert reference.side_by_side(mixed) == sums
+    with pytest.raises(ValueError, match="published tables time sums"):
+        reference.side_by_side({**sample, "results": products})
