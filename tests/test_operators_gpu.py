@@ -10,8 +10,9 @@ compared with NumPy's on the same data exactly, type included:
 
 - sums: integer values in [-4, 4] (bool: 0/1), exact in every
   accumulator, float16 included (rounded once at the end, as NumPy does);
-- products: ones, with a dozen factors of 2, -1 and 0.5 (integers: 2, 3,
-  -1) at random places: a power of two, exact;
+- products: exact_data.product_values, ones with a dozen factors of 2, -1
+  and 0.5 (integers: 2, 3, -1; bool: a False half the time) at random
+  places: a power of two, exact;
 - min and max: random values; any and all: mostly false (any) or mostly
   true (all), with a few of the other at random places;
 - the NaN forms: the same, with NaN at random places (floats), and an
@@ -32,6 +33,7 @@ import pytest
 import cudareduce
 from api_contract import METHODS, SUPPORTED_DTYPES
 from dlpack_capsules import DLPackOnly
+from exact_data import product_values
 from test_inputs_offline import numpy_outcome
 
 pytestmark = pytest.mark.gpu
@@ -51,11 +53,7 @@ def values(rng, op: str, dtype: np.dtype, n: int) -> np.ndarray:
     """Data of `op` whose NumPy answer is exact (see the module's doc)."""
     kind = dtype.kind
     if op in ("prod", "nanprod"):
-        a = np.ones(n, dtype)
-        factors = {"b": [False], "u": [2, 3], "i": [2, 3, -1],
-                   "f": [2.0, -1.0, 0.5]}[kind]
-        where = rng.integers(0, n, size=min(n, 12))
-        a[where] = rng.choice(factors, size=where.size)
+        a = product_values(rng, n, dtype)
     elif op in ("any", "all"):
         a = np.zeros(n, dtype) if op == "any" else np.ones(n, dtype)
         where = rng.integers(0, n, size=rng.integers(0, 3))
