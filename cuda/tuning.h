@@ -33,7 +33,8 @@ CR_TYPES(CR_CHECK_ACCUMULATOR_FITS)
  * 4.80, 4.35, 4.42; float32 2^21 (8 MiB) 7.45, 6.85, 7.02; float64 2^21
  * (16 MiB) 10.76, 10.09, 9.90; float32 2^28 against cub 0.988x, 0.998x,
  * 1.003x (and 1024 at or above cub from 2^22 to 2^28 for float32,
- * float64, int32 and float16, sum, prod, min and nanmax alike). */
+ * float64, int32 and float16, sum, prod, min and nanmax alike; the runs:
+ * docs/recorded/fast-threads-2026-11-24-h100.txt). */
 #define CR_FAST_512_THREADS_BYTES ((int64_t)4 << 20)
 #define CR_FAST_1024_THREADS_BYTES ((int64_t)16 << 20)
 
