@@ -264,7 +264,7 @@ reduce_extremes(module_state *state, const cr_request *request,
                 double *low, double *high)
 {
     double *out[2] = {low, high};
-    const int skips_nan = cr_op_without_nan(request->op) != request->op;
+    const int skips_nan = cr_op_skips_nan(request->op);
     const cr_op ops[2] = {skips_nan ? CR_OP_NANMIN : CR_OP_MIN,
                           skips_nan ? CR_OP_NANMAX : CR_OP_MAX};
     for (int k = 0; k < 2; k++) {
@@ -346,7 +346,7 @@ report_like_numpy(module_state *state, const cr_request *request,
         }
         elements_nan = isnan(low) || isnan(high);
         elements_inf = isinf(low) || isinf(high);
-        if (elements_nan && cr_op_without_nan(request->op) != request->op) {
+        if (elements_nan && cr_op_skips_nan(request->op)) {
             return 0;   /* every element NaN, each the identity */
         }
     }

@@ -146,8 +146,11 @@ size_t cr_type_size(cr_type type);
 cr_type cr_accumulator_type(cr_type result, cr_op op);
 
 /* The facts of CR_OPS' row of `op`.  cr_op_identity: 0 where an empty
- * reduction has no result, else 1 with the identity in *identity. */
+ * reduction has no result, else 1 with the identity in *identity.
+ * cr_op_skips_nan: 1 for an operator that skips NaN elements (its
+ * WITHOUT_NAN is another operator). */
 cr_op cr_op_without_nan(cr_op op);
+int cr_op_skips_nan(cr_op op);
 cr_op cr_op_for_partials(cr_op op);
 int cr_op_identity(cr_op op, int *identity);
 

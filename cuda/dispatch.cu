@@ -63,13 +63,14 @@ route_request(const cr_request *request, cr_route *route, cr_error *error)
         route->entry = find_entry(request->type, request->acc, request->op);
     }
     if (route->entry == NULL) {
-        const cr_op op = cr_op_without_nan(request->op);
+        const int skips_nan = cr_op_skips_nan(request->op);
         route->staged = request->cast != request->type ? request->cast
                                                        : request->acc;
-        route->nan_to_identity = op != request->op
+        route->nan_to_identity = skips_nan
             && cr_op_identity(request->op, &route->identity);
-        if (op == request->op || route->nan_to_identity) {
-            route->entry = find_entry(route->staged, request->acc, op);
+        if (!skips_nan || route->nan_to_identity) {
+            route->entry = find_entry(route->staged, request->acc,
+                                      cr_op_without_nan(request->op));
         }
     }
     if (route->entry == NULL) {

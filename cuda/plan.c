@@ -132,6 +132,12 @@ cr_op_without_nan(cr_op op)
     return op_is_valid(op) ? op_facts[op].without_nan : CR_OP_COUNT;
 }
 
+int
+cr_op_skips_nan(cr_op op)
+{
+    return op_is_valid(op) && op_facts[op].without_nan != op;
+}
+
 cr_op
 cr_op_for_partials(cr_op op)
 {

@@ -39,15 +39,30 @@ CASES = [
     ("mean", "int32", "int32"), ("mean", "float64", "float16"),
     ("min", "float16", None), ("min", "int8", None), ("max", "uint64", None),
     ("max", "bool", None), ("max", "float64", None),
+    ("prod", "float64", None), ("prod", "int16", None),
+    ("prod", "uint8", "uint8"), ("prod", "bool", None),
+    ("prod", "float32", "bool"), ("any", "float32", None),
+    ("any", "int64", None), ("all", "float16", None),
+    ("all", "bool", None), ("nansum", "float32", None),
+    ("nansum", "float16", "float64"), ("nansum", "int32", None),
+    ("nanprod", "float64", None), ("nanmin", "float32", None),
+    ("nanmax", "float16", None), ("nanmax", "uint32", None),
 ]
 
+# Operators whose data carry NaNs (one in 50 elements), so that the
+# NaN-skipping finishes are the ones under test.
+NAN_OPS = {"nansum", "nanprod", "nanmin", "nanmax", "any", "all"}
 
-def random_data(rng, dtype: str, n: int) -> np.ndarray:
+
+def random_data(rng, dtype: str, n: int, nans: bool = False) -> np.ndarray:
     if dtype == "bool":
         return rng.random(n) < 0.3
     kind = np.dtype(dtype).kind
     if kind == "f":
-        return rng.normal(3.0, 10.0, n).astype(dtype)
+        data = rng.normal(3.0, 10.0, n).astype(dtype)
+        if nans:
+            data[rng.random(n) < 0.02] = np.nan
+        return data
     info = np.iinfo(dtype)
     return rng.integers(max(info.min, -1000), min(info.max, 1000), n,
                         dtype=dtype, endpoint=True)
@@ -69,7 +84,7 @@ def same_bits(got, want) -> bool:
     (method, *case) for method in METHODS for case in CASES])
 def test_device_out_is_the_host_result(cupy, rng, method, op, dtype,
                                        reduce_dtype):
-    host = random_data(rng, dtype, 100_003)
+    host = random_data(rng, dtype, 100_003, nans=op in NAN_OPS)
     x = cupy.asarray(host)
     kwargs = {"method": method}
     if reduce_dtype is not None:
@@ -109,6 +124,29 @@ def test_empty_input(cupy):
     assert np.isnan(out.get())
     with pytest.raises(ValueError, match="zero-size array"):
         cudareduce.min(empty, out=out)
+
+
+@pytest.mark.parametrize("op, want", [
+    ("prod", np.float32(1)), ("nansum", np.float32(0)),
+    ("nanprod", np.float32(1)), ("any", np.False_), ("all", np.True_)])
+def test_empty_input_identities(cupy, op, want):
+    """An empty input's out holds the operator's identity, as NumPy's."""
+    assert same_bits(getattr(np, op)(np.zeros(0, np.float32)), want)
+    out = cupy.full((), 5, want.dtype)
+    getattr(cudareduce, op)(cupy.zeros(0, np.float32), out=out)
+    assert same_bits(out.get(), want)
+
+
+@pytest.mark.parametrize("op", ["nanmin", "nanmax"])
+def test_all_nan_input(cupy, op):
+    """NaN, as NumPy's; a device out is not read back, so no warning."""
+    out = cupy.zeros((), np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(cudareduce, op)(cupy.full(1000, np.nan), out=out)
+    assert np.isnan(out.get())
+    with pytest.raises(ValueError, match="zero-size array"):
+        getattr(cudareduce, op)(cupy.zeros(0, np.float64), out=out)
 
 
 def test_host_input_device_out(cupy, rng):
