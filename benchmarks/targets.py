@@ -56,10 +56,15 @@ and wall times, of one run on one GPU), for each dtype of
 
 - ``fast``'s GB/s, cold, at 2^28, for each dtype of 4 bytes or more: >=
   0.95x its own float32 sum's of the same run (:data:`OP_OVER_SUM`;
-  ``--peers --op`` times that sum too);
-- where CUB offers the op (:data:`CUB_OPS`: ``DeviceReduce``'s Min and Max,
-  and its Reduce with a product), ``fast`` / ``cub`` speed, back to back:
-  >= 1.00x at every size.
+  ``--peers --op`` times that sum too), every op alike: GB/s count the
+  input read, whatever the result (an arg op's int64 index);
+- where CUB offers the op (:data:`CUB_OPS`: ``DeviceReduce``'s Min, Max,
+  ArgMin and ArgMax, and its Reduce with a product), ``fast`` / ``cub``
+  speed, back to back: >= 1.00x at every size.  (Our ``cub`` method keeps
+  NumPy's NaN rules, which CUB's own Min, Max, ArgMin and ArgMax do not:
+  it runs ``DeviceReduce::Reduce`` with an operator of its own, over
+  (index, value) pairs for the arg ops.  The NaN-skipping ops are not
+  CUB's and are held to their sum alone.)
 
 The ladder's and the counters' targets are stated on sums: a ladder
 document without sums, or a ``--counters`` document of another op, cannot
@@ -118,9 +123,12 @@ FLOOR_SHARE, FLOOR_FROM = 0.95, 1 << 24
 #: Another op's ``fast`` GB/s over ``fast``'s float32 sum GB/s (cold, at the
 #: largest size), for dtypes of at least _WIDE_ITEMSIZE bytes.
 OP_OVER_SUM, _WIDE_ITEMSIZE = 0.95, 4
-#: The ops besides sum that CUB offers (``cub::DeviceReduce``'s Min and
-#: Max, its Reduce with a product): ``fast`` must match ``cub`` there.
-CUB_OPS = ("prod", "min", "max")
+#: The ops besides sum that CUB offers (``cub::DeviceReduce``'s Min, Max,
+#: ArgMin and ArgMax, its Reduce with a product): ``fast`` must match
+#: ``cub`` there, as on sums.  Not nanmin, nanmax, nanargmin, nanargmax:
+#: CUB offers a caller no NaN-skipping reduction to match (our ``cub`` of
+#: them, as of every op, is its Reduce with our operator).
+CUB_OPS = ("prod", "min", "max", "argmin", "argmax")
 
 _HOLDS = {">=": operator.ge, "<=": operator.le}
 

@@ -90,6 +90,16 @@ crpy_bool_dtype(const crpy_dtype *input)
     return &dtype_table[CR_TYPE_BOOL];
 }
 
+/* numpy.intp, the index's: int64 on the 64-bit platforms CUDA runs on. */
+_Static_assert(sizeof(npy_intp) == sizeof(int64_t), "intp is int64");
+
+const crpy_dtype *
+crpy_index_dtype(const crpy_dtype *input)
+{
+    (void)input;
+    return &dtype_table[CR_TYPE_INT64];
+}
+
 int
 crpy_result_dtypes(const crpy_operator *op, const crpy_dtype *input,
                    PyArray_Descr *requested, const crpy_dtype **reduced,

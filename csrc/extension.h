@@ -2,7 +2,7 @@
  *
  * dtype_rules.c: NumPy dtypes <-> cr_type, and NumPy's result dtypes.
  * operators.c: the Python-level operators as rows (sum, prod, mean, min,
- *              max, any, all and the NaN-skipping ones).
+ *              max, any, all, argmin, argmax and the NaN-skipping ones).
  * input.c: any array-like -> a pointer, a layout and a dtype (NumPy,
  *          __cuda_array_interface__, DLPack).
  * streams.c: the streams a call runs on and waits for.
@@ -47,12 +47,14 @@ const crpy_dtype *crpy_dtype_named(const char *name);
 
 /* NumPy's result rules, by the input's kind (dtype_rules.c): numpy.sum's
  * dtype (also numpy.prod's), numpy.mean's, the dtype numpy.mean sums in,
- * the input's own (min and max), and bool (any and all). */
+ * the input's own (min and max), bool (any and all), and intp (argmin
+ * and argmax). */
 const crpy_dtype *crpy_numpy_sum_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_numpy_mean_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_numpy_mean_sum_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_same_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_bool_dtype(const crpy_dtype *input);
+const crpy_dtype *crpy_index_dtype(const crpy_dtype *input);
 
 /* --- operators.c -------------------------------------------------------- */
 
@@ -64,10 +66,9 @@ typedef struct crpy_operator {
     const char *name;
     cr_op kernel_op;
     int takes_dtype;            /* accepts dtype= (numpy.sum, numpy.mean) */
-    /* An empty input: NumPy's ufunc named in its "no identity" ValueError
-     * (NULL: the empty reduction has a value), and the RuntimeWarning it
-     * gives (NULL: none). */
-    const char *empty_error_ufunc;
+    /* An empty input: NumPy's ValueError (NULL: the empty reduction has a
+     * value), and the RuntimeWarning it gives (NULL: none). */
+    const char *empty_error;
     const char *empty_warning;
     /* The dtype the elements are reduced into, and the result's. */
     const crpy_dtype *(*reduced_dtype)(const crpy_dtype *input);
@@ -78,8 +79,9 @@ typedef struct crpy_operator {
                         const crpy_dtype *result);
     /* finish divides by the count (cuda/ does the same for a device out). */
     int divides_by_count;
-    /* The result is one of the elements (min, max, any, all and their NaN
-     * forms): no floating-point warning can arise. */
+    /* The result is one of the elements or its index (min, max, any, all,
+     * argmin, argmax and their NaN forms): no floating-point warning can
+     * arise. */
     int selects_element;
 } crpy_operator;
 
@@ -87,6 +89,9 @@ typedef struct crpy_operator {
 const crpy_operator *crpy_operator_named(PyObject *name);
 /* The sum's row (the plan reports a sum's). */
 const crpy_operator *crpy_sum_operator(void);
+/* The operators' names, a tuple in the table's order; NULL with an
+ * exception. */
+PyObject *crpy_operator_names(void);
 
 /* The dtypes of `op` over `input`, NumPy's, with `requested` (a dtype=
  * argument, NULL if none): *reduced, the dtype the elements are reduced
@@ -109,6 +114,7 @@ typedef struct {
     cr_location location;
     const void *data;           /* the pointer the layout is planned for */
     int ndim;                   /* as given, before cr_plan_layout */
+    int c_order;                /* the layout keeps the elements' C order */
     cr_layout layout;           /* of every input: its n, its offset */
     const crpy_dtype *dtype;
     int has_producer_stream;    /* the stream the data is ready on */
@@ -116,13 +122,14 @@ typedef struct {
     int read_only;              /* the producer says so (CAI, DLPack 1.0) */
 } crpy_input;
 
-/* Fills `input` from any array-like.  `stream` (if `stream_given`) is the
+/* Fills `input` from any array-like, its layout in the elements' C order
+ * if `c_order` is set (cr_plan_layout).  `stream` (if `stream_given`) is the
  * caller's stream, which DLPack producers are asked to order their work
  * before; the stream the data is ready on otherwise is the input's
  * producer stream.  Returns 0, or -1 with an exception set and nothing
  * held. */
-int crpy_acquire_input(PyObject *obj, int stream_given, uintptr_t stream,
-                       crpy_input *input);
+int crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
+                       uintptr_t stream, crpy_input *input);
 
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);

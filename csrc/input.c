@@ -136,7 +136,7 @@ plan_device_layout(crpy_input *input, int ndim, const int64_t *shape,
 {
     cr_error failure;
     if (cr_plan_layout(ndim, shape, strides, (size_t)input->dtype->itemsize,
-                       &input->layout, &failure) != CR_OK) {
+                       input->c_order, &input->layout, &failure) != CR_OK) {
         PyErr_Format(PyExc_ValueError, "%s: %s", source, failure.message);
         return -1;
     }
@@ -172,7 +172,7 @@ plan_host_layout(PyArrayObject *array, crpy_input *input)
         strides[d] = (int64_t)PyArray_STRIDE(array, d);
     }
     if (cr_plan_layout(ndim, shape, strides, (size_t)PyArray_ITEMSIZE(array),
-                       &input->layout, &failure) != CR_OK) {
+                       input->c_order, &input->layout, &failure) != CR_OK) {
         PyErr_Format(PyExc_ValueError, "array: %s", failure.message);
         return -1;
     }
@@ -733,13 +733,14 @@ acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
 /* --- the entry points -------------------------------------------------------- */
 
 int
-crpy_acquire_input(PyObject *obj, int stream_given, uintptr_t stream,
-                   crpy_input *input)
+crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
+                   uintptr_t stream, crpy_input *input)
 {
     PyObject *attribute;
     int result;
 
     memset(input, 0, sizeof(*input));
+    input->c_order = c_order;
     if (PyArray_Check(obj)) {
         result = acquire_host(obj, input);
     }

@@ -107,13 +107,14 @@ raise_cr_error(module_state *state, cr_status status, const cr_error *failure)
     }
 }
 
-/* Large enough for any accumulator. */
+/* Large enough for any result of cr_reduce. */
 typedef union {
     uint64_t u;
     int64_t i;
     float f;
     double d;
     npy_bool b;
+    cr_indexed_result indexed;
 } result_value;
 
 /* The value at `value`, of NumPy type `from`, as a NumPy scalar of type
@@ -160,6 +161,33 @@ box_value(const result_value *value, cr_type acc, const crpy_dtype *dtype)
         return scalar_as(&inf, NPY_FLOAT16, NPY_FLOAT16);
     }
     return scalar_as(value, crpy_dtype_of_type(acc)->typenum, dtype->typenum);
+}
+
+/* cr_reduce's result for `request` as a NumPy scalar of `dtype`: the
+ * accumulator's value, or an index operator's index.  Where a
+ * NaN-skipping one found every element NaN (the value beside the index,
+ * a float accumulator, is NaN), numpy.nanargmin's ValueError instead. */
+static PyObject *
+box_result(const result_value *value, const cr_request *request,
+           const crpy_dtype *dtype)
+{
+    if (cr_op_gives_index(request->op) && cr_op_skips_nan(request->op)) {
+        float single;
+        double beside;
+        if (request->acc == CR_TYPE_FLOAT32) {
+            memcpy(&single, value->indexed.value, sizeof(single));
+            beside = single;
+        }
+        else {
+            memcpy(&beside, value->indexed.value, sizeof(beside));
+        }
+        if (isnan(beside)) {
+            PyErr_SetString(PyExc_ValueError, "All-NaN slice encountered");
+            return NULL;
+        }
+    }
+    return box_value(value, cr_result_value_type(request->acc, request->op),
+                     dtype);
 }
 
 /* axis=: None, or an int or a tuple of ints naming every axis of an
@@ -390,7 +418,8 @@ open_reduction_call(PyObject *op_name, PyObject *obj, PyObject *method_name,
     if ((call->op = crpy_operator_named(op_name)) == NULL
         || parse_method(method_name, &request->method) < 0
         || parse_threads(threads_obj, &request->threads) < 0
-        || crpy_acquire_input(obj, stream_given, stream, &call->input) < 0
+        || crpy_acquire_input(obj, cr_op_gives_index(call->op->kernel_op),
+                              stream_given, stream, &call->input) < 0
         || check_axis(axis, call->input.ndim) < 0
         || crpy_result_dtypes(call->op, call->input.dtype, requested,
                               &call->reduced, &call->result) < 0) {
@@ -459,7 +488,7 @@ static int
 acquire_device_out(PyObject *obj, int stream_given, uintptr_t stream,
                    reduction_call *call, crpy_input *out)
 {
-    if (crpy_acquire_input(obj, stream_given, stream, out) < 0) {
+    if (crpy_acquire_input(obj, 0, stream_given, stream, out) < 0) {
         return -1;
     }
     if (out->location != CR_DEVICE) {
@@ -491,10 +520,12 @@ acquire_device_out(PyObject *obj, int stream_given, uintptr_t stream,
 PyDoc_STRVAR(reduce_doc,
 "reduce(op, a, method, threads, dtype=None, stream=None, axis=None,\n"
 "       out=None)\n--\n\n"
-"Reduce all elements of the array-like `a` with operator `op` ('sum',\n"
-"'prod', 'mean', 'min', 'max', 'any', 'all', 'nansum', 'nanprod',\n"
-"'nanmin', 'nanmax') on the GPU; returns a NumPy scalar of NumPy's\n"
-"result dtype (or `dtype`), with NumPy's floating-point warnings.\n"
+"Reduce all elements of the array-like `a` with operator `op` (one of\n"
+"OPERATORS: 'sum', 'prod', 'mean', 'min', 'max', 'any', 'all',\n"
+"'nansum', 'nanprod', 'nanmin', 'nanmax', 'argmin', 'argmax',\n"
+"'nanargmin', 'nanargmax') on the GPU; returns a NumPy scalar of\n"
+"NumPy's result dtype (or `dtype`; an index operator's intp index, in\n"
+"the C order of `a`), with NumPy's floating-point warnings.\n"
 "Device arrays (__cuda_array_interface__, DLPack) are read in place.\n"
 "`axis` may only name every axis (None: the whole array).  With `out`\n"
 "(one element of the result dtype) the result is written there and\n"
@@ -538,10 +569,8 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                             requested, stream_given, stream, &call) < 0) {
         goto done;
     }
-    if (call.request.n == 0 && call.op->empty_error_ufunc != NULL) {
-        PyErr_Format(PyExc_ValueError, "zero-size array to reduction "
-                     "operation %s which has no identity",
-                     call.op->empty_error_ufunc);
+    if (call.request.n == 0 && call.op->empty_error != NULL) {
+        PyErr_SetString(PyExc_ValueError, call.op->empty_error);
         goto done;
     }
     /* Level 2: the warning points at the caller of cudareduce.mean. */
@@ -574,7 +603,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     /* What the producer asked to wait for is done: the checks below run
      * on the same stream, after it. */
     call.request.wait = 0;
-    reduction = box_value(&value, call.request.acc, call.reduced);
+    reduction = box_result(&value, &call.request, call.reduced);
     if (reduction != NULL
         && (call.op->selects_element
             || report_like_numpy(state, &call.request, call.input.dtype,
@@ -702,7 +731,7 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         raise_cr_error(get_module_state(module), status, &failure);
         goto done;
     }
-    scalar = box_value(&value, call.request.acc, call.reduced);
+    scalar = box_result(&value, &call.request, call.reduced);
     Py_XSETREF(scalar, finish_reduction_call(&call, scalar));
     times = times_to_list(times_ms, reps);
     if (timing.mode != CR_TIMING_COLD) {
@@ -1115,7 +1144,12 @@ cudareduce_exec(PyObject *module)
     if (PyModule_AddIntConstant(module, "LADDER_STEPS", CR_LADDER_COUNT) < 0) {
         return -1;
     }
-    return 0;
+    /* The operators reduce() takes, by name, in the table's order. */
+    PyObject *operators = crpy_operator_names();
+    const int added = operators != NULL
+        ? PyModule_AddObjectRef(module, "OPERATORS", operators) : -1;
+    Py_XDECREF(operators);
+    return added < 0 ? -1 : 0;
 }
 
 static int

@@ -47,8 +47,9 @@ finish_nan_extremum(PyObject *value, int64_t n, const crpy_dtype *result)
 
 /* NumPy's rules per operator: numpy.sum and numpy.prod (and their NaN
  * forms) take dtype= and promote small integers; min and max keep the
- * type and have no identity (the ufunc named in NumPy's error); any and
- * all give bool. */
+ * type and have no identity (NumPy's error names the ufunc); any and all
+ * give bool; argmin and argmax (and their NaN forms, whose all-NaN input
+ * module.c refuses as NumPy does) give an intp index. */
 static const crpy_operator operators[] = {
     {.name = "sum", .kernel_op = CR_OP_SUM, .takes_dtype = 1,
      .reduced_dtype = crpy_numpy_sum_dtype,
@@ -61,10 +62,12 @@ static const crpy_operator operators[] = {
      .reduced_dtype = crpy_numpy_mean_sum_dtype,
      .result_dtype = crpy_numpy_mean_dtype, .finish = finish_mean,
      .divides_by_count = 1},
-    {.name = "min", .kernel_op = CR_OP_MIN, .empty_error_ufunc = "minimum",
+    {.name = "min", .kernel_op = CR_OP_MIN, .empty_error = "zero-size array to reduction operation minimum "
+                    "which has no identity",
      .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype,
      .selects_element = 1},
-    {.name = "max", .kernel_op = CR_OP_MAX, .empty_error_ufunc = "maximum",
+    {.name = "max", .kernel_op = CR_OP_MAX, .empty_error = "zero-size array to reduction operation maximum "
+                    "which has no identity",
      .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype,
      .selects_element = 1},
     {.name = "any", .kernel_op = CR_OP_SUM,
@@ -79,13 +82,31 @@ static const crpy_operator operators[] = {
     {.name = "nanprod", .kernel_op = CR_OP_NANPROD, .takes_dtype = 1,
      .reduced_dtype = crpy_numpy_sum_dtype,
      .result_dtype = crpy_numpy_sum_dtype},
-    {.name = "nanmin", .kernel_op = CR_OP_NANMIN, .empty_error_ufunc = "fmin",
+    {.name = "nanmin", .kernel_op = CR_OP_NANMIN, .empty_error = "zero-size array to reduction operation fmin "
+                    "which has no identity",
      .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype,
      .finish = finish_nan_extremum,
      .selects_element = 1},
-    {.name = "nanmax", .kernel_op = CR_OP_NANMAX, .empty_error_ufunc = "fmax",
+    {.name = "nanmax", .kernel_op = CR_OP_NANMAX, .empty_error = "zero-size array to reduction operation fmax "
+                    "which has no identity",
      .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype,
      .finish = finish_nan_extremum,
+     .selects_element = 1},
+    {.name = "argmin", .kernel_op = CR_OP_ARGMIN,
+     .empty_error = "attempt to get argmin of an empty sequence",
+     .reduced_dtype = crpy_index_dtype, .result_dtype = crpy_index_dtype,
+     .selects_element = 1},
+    {.name = "argmax", .kernel_op = CR_OP_ARGMAX,
+     .empty_error = "attempt to get argmax of an empty sequence",
+     .reduced_dtype = crpy_index_dtype, .result_dtype = crpy_index_dtype,
+     .selects_element = 1},
+    {.name = "nanargmin", .kernel_op = CR_OP_NANARGMIN,
+     .empty_error = "attempt to get argmin of an empty sequence",
+     .reduced_dtype = crpy_index_dtype, .result_dtype = crpy_index_dtype,
+     .selects_element = 1},
+    {.name = "nanargmax", .kernel_op = CR_OP_NANARGMAX,
+     .empty_error = "attempt to get argmax of an empty sequence",
+     .reduced_dtype = crpy_index_dtype, .result_dtype = crpy_index_dtype,
      .selects_element = 1},
 };
 
@@ -107,4 +128,19 @@ const crpy_operator *
 crpy_sum_operator(void)
 {
     return &operators[0];
+}
+
+PyObject *
+crpy_operator_names(void)
+{
+    PyObject *names = PyTuple_New((Py_ssize_t)OPERATOR_COUNT);
+    for (size_t o = 0; names != NULL && o < OPERATOR_COUNT; o++) {
+        PyObject *name = PyUnicode_FromString(operators[o].name);
+        if (name == NULL) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, (Py_ssize_t)o, name);
+    }
+    return names;
 }

@@ -49,30 +49,34 @@ typedef enum {
 
 /* The kernels' operators, one row each:
  *
- *   X(NAME, ACCUMULATOR, WITHOUT_NAN, PARTIALS, IDENTITY)
+ *   X(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, INDEX)
  *
  * NAME: the cr_op, CR_OP_ left out.  ACCUMULATOR: the types.def column
- * that gives its accumulator from the result type.  WITHOUT_NAN: the
+ * that gives its accumulator from the result type (for an INDEX operator,
+ * the value's beside the index, from the element type).  WITHOUT_NAN: the
  * operator on elements that cannot be NaN (integers, bool, and elements
- * whose NaNs a cast pass has replaced by the identity).  PARTIALS: the
- * operator that combines partial results: a NaN-skipping sum or product
- * skips NaN elements, but keeps a NaN partial (inf - inf).  IDENTITY: 0 or
- * 1, the result of an empty reduction and what a NaN-skipping sum or
- * product puts in place of a NaN; NONE where an empty reduction has no
- * result.  A mean is a sum divided by the count afterwards; into bool a
- * sum is a logical or and a product a logical and (any and all), as min
- * and max of bool are. */
+ * whose NaNs a cast pass has replaced by the identity).  IDENTITY: 0 or 1,
+ * the result of an empty reduction and what a NaN-skipping sum or product
+ * puts in place of a NaN; NONE where an empty reduction has no result.
+ * INDEX: 1 where the result is the C-order index of an element (argmin
+ * and argmax: the first of the extreme; cr_indexed_result).  A mean is a
+ * sum divided by the count afterwards; into bool a sum is a logical or and
+ * a product a logical and (any and all), as min and max of bool are. */
 #define CR_OPS(X)                                                          \
-    X(SUM, SUM_ACC, SUM, SUM, 0)                                           \
-    X(PROD, SUM_ACC, PROD, PROD, 1)                                        \
-    X(MIN, MINMAX_ACC, MIN, MIN, NONE)                                     \
-    X(MAX, MINMAX_ACC, MAX, MAX, NONE)                                     \
-    X(NANSUM, SUM_ACC, SUM, SUM, 0)                                        \
-    X(NANPROD, SUM_ACC, PROD, PROD, 1)                                     \
-    X(NANMIN, MINMAX_ACC, MIN, NANMIN, NONE)                               \
-    X(NANMAX, MINMAX_ACC, MAX, NANMAX, NONE)
+    X(SUM, SUM_ACC, SUM, 0, 0)                                             \
+    X(PROD, SUM_ACC, PROD, 1, 0)                                           \
+    X(MIN, MINMAX_ACC, MIN, NONE, 0)                                       \
+    X(MAX, MINMAX_ACC, MAX, NONE, 0)                                       \
+    X(NANSUM, SUM_ACC, SUM, 0, 0)                                          \
+    X(NANPROD, SUM_ACC, PROD, 1, 0)                                        \
+    X(NANMIN, MINMAX_ACC, MIN, NONE, 0)                                    \
+    X(NANMAX, MINMAX_ACC, MAX, NONE, 0)                                    \
+    X(ARGMIN, MINMAX_ACC, ARGMIN, NONE, 1)                                 \
+    X(ARGMAX, MINMAX_ACC, ARGMAX, NONE, 1)                                 \
+    X(NANARGMIN, MINMAX_ACC, ARGMIN, NONE, 1)                              \
+    X(NANARGMAX, MINMAX_ACC, ARGMAX, NONE, 1)
 
-#define CR_OP_ENUMERATOR(NAME, ACCUMULATOR, WITHOUT_NAN, PARTIALS, IDENTITY) \
+#define CR_OP_ENUMERATOR(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, INDEX)  \
     CR_OP_##NAME,
 typedef enum {
     CR_OPS(CR_OP_ENUMERATOR)
@@ -151,8 +155,24 @@ cr_type cr_accumulator_type(cr_type result, cr_op op);
  * WITHOUT_NAN is another operator). */
 cr_op cr_op_without_nan(cr_op op);
 int cr_op_skips_nan(cr_op op);
-cr_op cr_op_for_partials(cr_op op);
 int cr_op_identity(cr_op op, int *identity);
+int cr_op_gives_index(cr_op op);
+
+/* The result of an INDEX operator (CR_OPS): the element's C-order index,
+ * and its value as the accumulator type `acc` at the start of `value`.
+ * Of numpy.nanargmin and nanargmax (whose NaNs count as +inf and -inf, as
+ * NumPy replaces them), the value is NaN only where every element is. */
+typedef struct {
+    int64_t index;
+    unsigned char value[8];
+} cr_indexed_result;
+
+/* The bytes of a reduction's result with accumulator `acc` and operator
+ * `op`: the accumulator's, or a cr_indexed_result's. */
+size_t cr_result_size(cr_type acc, cr_op op);
+/* The type of the value at the start of that result: `acc`, or int64
+ * (the index). */
+cr_type cr_result_value_type(cr_type acc, cr_op op);
 
 /* What the kernels do for NumPy's reduction of `type` elements into
  * `result` with `op` (numpy.sum(a, dtype=result) for a sum): each element
@@ -162,7 +182,9 @@ int cr_op_identity(cr_op op, int *identity);
  * and from floats into integers (truncating; int32, int64 or uint64, the
  * convert NumPy's cast goes through).  Elements that cannot be NaN take
  * the operator WITHOUT_NAN; into bool, min and max are the product and
- * the sum.  Plain C: no CUDA call. */
+ * the sum.  An INDEX operator reads the elements as they are, beside
+ * their index, in the accumulator of its column for `type` (`result` is
+ * the index's type).  Plain C: no CUDA call. */
 void cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
                       cr_type *acc, cr_op *kernel_op);
 
@@ -177,19 +199,24 @@ cr_status cr_plan_launch(int64_t n, cr_method method, int threads,
                          cr_plan *plan, cr_error *error);
 
 /* A strided array, as the __cuda_array_interface__ or DLPack gives it:
- * shape and strides in bytes (strides may be negative or 0).  The elements
- * a reduction reads do not depend on their order, so the layout is
+ * shape and strides in bytes (strides may be negative or 0).  Where the
+ * elements a reduction reads do not depend on their order, the layout is
  * simplified to an equivalent one: size-1 dimensions dropped, negative
  * strides flipped (moving the base), dimensions sorted by decreasing
- * stride and merged where they are contiguous.  contiguous then says
- * whether n elements from data + offset are exactly the array. */
+ * stride and merged where they are contiguous.  Where the order counts
+ * (an index operator's C-order index), only size-1 dimensions are dropped
+ * and dimensions merged that are one run in C order: the offset stays 0,
+ * the first element in C order at the given pointer.  contiguous then
+ * says whether n elements from data + offset, in that order, are exactly
+ * the array. */
 #define CR_MAX_DIMS 64
 
 typedef struct {
     int64_t n;              /* number of elements */
     int ndim;               /* after simplification, 0 for a scalar */
     int64_t shape[CR_MAX_DIMS];
-    int64_t strides[CR_MAX_DIMS];   /* bytes, >= 0, decreasing */
+    int64_t strides[CR_MAX_DIMS];   /* bytes; simplified: >= 0,
+                                     * decreasing */
     int64_t offset;         /* bytes from the given pointer to the lowest
                              * address of an element */
     int contiguous;
@@ -203,7 +230,8 @@ cr_layout_start(const void *data, const cr_layout *layout)
     return (const char *)data + (layout != NULL ? layout->offset : 0);
 }
 
-/* Checks and simplifies a layout (strides NULL: C-contiguous).  Refuses,
+/* Checks and simplifies a layout (strides NULL: C-contiguous), keeping
+ * the C order of the elements if `c_order` is set.  Refuses,
  * with CR_ERR_INVALID and a message: a negative extent, a size or span
  * that overflows, strides not a multiple of the item size.  Strides under
  * which distinct index positions share memory (broadcasting, as_strided
@@ -211,7 +239,7 @@ cr_layout_start(const void *data, const cr_layout *layout)
  * no CUDA call. */
 cr_status cr_plan_layout(int ndim, const int64_t *shape,
                          const int64_t *strides, size_t itemsize,
-                         cr_layout *layout, cr_error *error);
+                         int c_order, cr_layout *layout, cr_error *error);
 
 /* Facts about the current device, and the software that drives it (what
  * a measurement needs to be compared with another honestly). */
@@ -235,7 +263,8 @@ typedef struct {
 cr_status cr_device_query(cr_device_info *info, cr_error *error);
 
 /* One reduction, writing the single result (of the accumulator type
- * `acc`, cr_type_size(acc) bytes) to `result`.
+ * `acc`, or a cr_indexed_result: cr_result_size(acc, op) bytes) to
+ * `result`.
  *
  * Host data (CR_HOST), contiguous or strided, streams through a ring of
  * pinned and device buffers (host_ring.cuh), chunk by chunk, each chunk
@@ -258,7 +287,10 @@ cr_status cr_device_query(cr_device_info *info, cr_error *error);
  * With `out` set (memory of the current device), the result goes there
  * instead, finished as NumPy finishes it: the accumulator's value cast to
  * `reduced` (NumPy's unsafe cast), with `divide_by_n` divided by n in
- * double (numpy.mean's `ret / rcount`), and cast to `result`.  The
+ * double (numpy.mean's `ret / rcount`), and cast to `result`; an INDEX
+ * operator's index so, or -1 where every element was NaN for a
+ * NaN-skipping one (NumPy raises there, which a device out cannot; -1 is
+ * CuPy's answer).  The
  * store is ordered on `stream` and, for device data, cr_reduce returns
  * without waiting for it; the call's scratch is then stream-ordered
  * memory, so that it can be captured into a CUDA graph. */

@@ -17,12 +17,14 @@ struct cr_dispatch_entry {
     cr_passes_fn run_passes;
     cr_fast_fn run_fast;
     cr_cub_fn run_cub;
+    cr_fold_fn run_fold;
     cr_identity_fn write_identity;
 };
 
 #define CR_INSTANCE(TYPE, ACC, OP, T, Acc, Op)                            \
     {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, run_passes<T, Acc, Op>,   \
-     run_fast<T, Acc, Op>, run_cub<T, Acc, Op>, write_identity<Acc, Op>},
+     run_fast<T, Acc, Op>, run_cub<T, Acc, Op>, run_fold<T, Acc, Op>,     \
+     write_identity<Acc, Op>},
 
 static const cr_dispatch_entry dispatch_table[] = {
 #include "instances.def"
@@ -94,8 +96,8 @@ plan_request(const cr_request *request, const cr_dispatch_entry *entry,
                                     cudaDevAttrMultiProcessorCount, device));
     status = cr_plan_launch(request->n, request->method, request->threads,
                             cr_type_size(entry->type),
-                            cr_type_size(request->acc), sm_count, plan,
-                            error);
+                            cr_result_size(request->acc, request->op),
+                            sm_count, plan, error);
 done:
     return status;
 }
@@ -152,7 +154,7 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
     memset(r, 0, sizeof(*r));
     r->entry = entry;
     r->method = request->method;
-    r->acc_size = cr_type_size(request->acc);
+    r->acc_size = cr_result_size(request->acc, request->op);
     switch (r->method) {
     case CR_METHOD_CUB:
         /* CUB's size query fails on a missing device with an error that
@@ -344,6 +346,14 @@ cr_reducer_close(cr_reducer *r, cudaStream_t stream, int healthy)
     }
 }
 
+
+cr_status
+cr_fold_partials(const cr_dispatch_entry *entry, const void *partials,
+                 int64_t count, int64_t chunk, void *result,
+                 cudaStream_t stream, cr_error *error)
+{
+    return entry->run_fold(partials, count, chunk, result, stream, error);
+}
 
 int
 cr_route_empty_value(const cr_route *route, void *result)

@@ -92,6 +92,14 @@ cr_status cr_wait_for_words(const volatile unsigned long long *words,
 cr_status cr_reducer_fetch(cr_reducer *r, void *result, cudaStream_t stream,
                            cr_error *error);
 
+/* Combines the `count` results of a host reduction's chunks by row
+ * `entry`, partials[k] that of the elements from k * chunk on, into
+ * `result` (device memory), on `stream` (runners.cuh's run_fold). */
+cr_status cr_fold_partials(const cr_dispatch_entry *entry,
+                           const void *partials, int64_t count,
+                           int64_t chunk, void *result, cudaStream_t stream,
+                           cr_error *error);
+
 /* Frees what cr_reducer_open took; `healthy`: no error left the fast
  * method's workspace in doubt. */
 void cr_reducer_close(cr_reducer *r, cudaStream_t stream, int healthy);

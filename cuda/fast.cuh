@@ -31,15 +31,36 @@
 #include "operators.cuh"
 #include "tuning.h"
 
-/* A warp's values combined; lane 0 holds the result.  Types narrower than
- * int travel through the int shuffle and come back exactly. */
+/* v of the lane `offset` above.  Types narrower than int travel through
+ * the int shuffle and come back exactly; a struct (argmin's value and
+ * index) goes 32 bits at a time. */
+template <class Acc>
+__device__ __forceinline__ Acc shuffle_down(Acc v, int offset)
+{
+    if constexpr (cuda::std::is_arithmetic_v<Acc>) {
+        return static_cast<Acc>(__shfl_down_sync(0xffffffffu, v, offset));
+    }
+    else {
+        constexpr int WORDS = (sizeof(Acc) + 3) / 4;
+        unsigned int words[WORDS] = {};
+        memcpy(words, &v, sizeof(Acc));
+#pragma unroll
+        for (int w = 0; w < WORDS; w++) {
+            words[w] = __shfl_down_sync(0xffffffffu, words[w], offset);
+        }
+        memcpy(&v, words, sizeof(Acc));
+        return v;
+    }
+}
+
+/* A warp's values combined; lane 0 holds the result. */
 template <class Acc, class Op>
 __device__ __forceinline__ Acc warp_reduce(Acc v)
 {
     const Op op;
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) {
-        v = op(v, static_cast<Acc>(__shfl_down_sync(0xffffffffu, v, offset)));
+        v = op(v, shuffle_down(v, offset));
     }
     return v;
 }
@@ -63,20 +84,46 @@ __device__ __forceinline__ Acc block_reduce(Acc v)
     return v;
 }
 
-/* The VEC elements of one 16-byte load, combined. */
+/* The VEC elements of one 16-byte load, the first of index `first`,
+ * combined.  argmin's (an indexed accumulator) go through a tree of
+ * Op::later, their indices counted in the vector, `first` added to the
+ * winner's: no index is compared, and the small ones fold into the code.
+ * On the H100 at 2^28, 1,024 threads (2026-11-24): a chain of full
+ * combines took 50 registers a thread for int32, one block an SM, and ran
+ * at 0.96x cub's speed (float32 2,924 GB/s against its sum's 3,101); the
+ * tree takes 38, 32 with the launch bound of reduce_fast, and runs at
+ * 1.07x (float32 3,040 GB/s against 3,099; int8 228 -> 143 us). */
 template <class T, class Acc, class Op>
-__device__ __forceinline__ Acc combine_vector(const uint4 &bits)
+__device__ __forceinline__ Acc combine_vector(const uint4 &bits,
+                                              int64_t first)
 {
     constexpr int VEC = 16 / sizeof(T);
     const Op op;
     T items[VEC];
     memcpy(items, &bits, 16);
-    Acc v = to_accumulator<Acc>(items[0]);
+    if constexpr (is_indexed<Acc>::value) {
+        indexed<decltype(Acc::value), int> part[VEC];
 #pragma unroll
-    for (int k = 1; k < VEC; k++) {
-        v = op(v, to_accumulator<Acc>(items[k]));
+        for (int k = 0; k < VEC; k++) {
+            part[k] = {k, to_accumulator<decltype(Acc::value)>(items[k])};
+        }
+#pragma unroll
+        for (int width = 1; width < VEC; width *= 2) {
+#pragma unroll
+            for (int k = 0; k + width < VEC; k += 2 * width) {
+                part[k] = op.later(part[k], part[k + width]);
+            }
+        }
+        return Acc{first + part[0].index, part[0].value};
     }
-    return v;
+    else {
+        Acc v = to_accumulator<Acc>(items[0]);
+#pragma unroll
+        for (int k = 1; k < VEC; k++) {
+            v = op(v, to_accumulator<Acc>(items[k]));
+        }
+        return v;
+    }
 }
 
 /* The result: into `result`, or with `words` set (mapped host memory)
@@ -124,8 +171,15 @@ collect_slot(unsigned long long *slot)
     return value;
 }
 
+/* Elements of 4 bytes or more: at most the registers that let
+ * CR_THREADS_PER_SM threads run (32 a thread), which argmin's value and
+ * index would pass otherwise (int32, 1,024 threads: 38 registers, one
+ * block an SM; the sums take 24 to 32 anyway); narrower ones' vectors of
+ * 8 or 16 elements would spill there (96 to 170 bytes, ptxas). */
 template <int BLOCK, class T, class Acc, class Op>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, sizeof(T) >= 4
+                                             ? CR_THREADS_PER_SM / BLOCK
+                                             : 1)
 reduce_fast(const T *in, int64_t n, unsigned long long *slots,
             unsigned int *tickets, Acc *result, unsigned long long *words,
             unsigned int sequence)
@@ -159,10 +213,10 @@ reduce_fast(const T *in, int64_t n, unsigned long long *slots,
         acc[u] = Op::identity();
     }
     if (g < head) {
-        acc[0] = to_accumulator<Acc>(in[g]);
+        acc[0] = to_accumulator<Acc>(in[g], g);
     }
     if (g < n - tail) {
-        acc[CR_FAST_UNROLL - 1] = to_accumulator<Acc>(in[tail + g]);
+        acc[CR_FAST_UNROLL - 1] = to_accumulator<Acc>(in[tail + g], tail + g);
     }
     int64_t i = g;
     for (; i + (CR_FAST_UNROLL - 1) * threads < nvec;
@@ -174,11 +228,13 @@ reduce_fast(const T *in, int64_t n, unsigned long long *slots,
         }
 #pragma unroll
         for (int u = 0; u < CR_FAST_UNROLL; u++) {
-            acc[u] = op(acc[u], combine_vector<T, Acc, Op>(bits[u]));
+            acc[u] = op(acc[u], combine_vector<T, Acc, Op>(
+                                    bits[u], head + (i + u * threads) * VEC));
         }
     }
     for (; i < nvec; i += threads) {
-        acc[0] = op(acc[0], combine_vector<T, Acc, Op>(__ldg(vectors + i)));
+        acc[0] = op(acc[0], combine_vector<T, Acc, Op>(__ldg(vectors + i),
+                                                       head + i * VEC));
     }
 #pragma unroll
     for (int u = 1; u < CR_FAST_UNROLL; u++) {

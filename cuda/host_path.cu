@@ -31,19 +31,18 @@ take_injected_fault(int64_t k)
  * k % count by the staging threads, copied on the ring's copy stream and
  * reduced on `stream` into partials[k] (cast first, into a buffer of
  * its own, where the route says), so that staging chunk k + 1 overlaps
- * the copy and the reduction of chunk k.  The partials are then reduced
- * by the same method, in the accumulator type, with the operator that
- * combines partials. */
+ * the copy and the reduction of chunk k.  The partials are then combined
+ * by one small kernel (cr_fold_partials), which also makes an index they
+ * hold count from the array's start. */
 cr_status
 cr_reduce_host(const cr_request *request, const cr_route *route,
                cudaStream_t stream, void *result, cr_error *error)
 {
     cr_status status = CR_OK;
     const size_t item = cr_type_size(request->type);
-    const size_t acc_size = cr_type_size(request->acc);
+    const size_t acc_size = cr_result_size(request->acc, request->op);
     cr_host_ring *ring = NULL;
-    cr_reducer chunk_reducer = {}, tail_reducer = {}, combine_reducer = {};
-    cr_route combine_route;
+    cr_reducer chunk_reducer = {}, tail_reducer = {};
     unsigned char *partials = NULL;
     void *cast_buffer = NULL;
     const int casts = route->staged != request->type;
@@ -77,20 +76,9 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
                 goto done;
             }
         }
-        /* The partials are accumulators already: no cast. */
-        part.type = part.cast = request->acc;
-        part.op = cr_op_for_partials(request->op);
-        part.n = chunks;
-        status = cr_request_check(&part, &combine_route, error);
-        if (status == CR_OK) {
-            status = cr_reducer_open(&combine_reducer, &part,
-                                     combine_route.entry, 0, stream, error);
-        }
-        if (status != CR_OK) {
-            goto done;
-        }
-        CR_CHECK(cudaMallocAsync((void **)&partials, (size_t)chunks * acc_size,
-                                 stream));
+        /* A slot per chunk, and one for their combine. */
+        CR_CHECK(cudaMallocAsync((void **)&partials,
+                                 (size_t)(chunks + 1) * acc_size, stream));
     }
     if (casts) {
         /* Chunk k is cast and reduced on `stream` before chunk k + 1 is
@@ -147,12 +135,15 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
         }
     }
     if (chunks > 1) {
-        status = cr_reducer_launch(&combine_reducer, partials, chunks,
-                                   NULL, NULL, stream, error);
-        if (status == CR_OK) {
-            status = cr_reducer_fetch(&combine_reducer, result, stream,
-                                      error);
+        unsigned char *combined = partials + chunks * acc_size;
+        status = cr_fold_partials(route->entry, partials, chunks, chunk,
+                                  combined, stream, error);
+        if (status != CR_OK) {
+            goto done;
         }
+        CR_CHECK(cudaMemcpyAsync(result, combined, acc_size,
+                                 cudaMemcpyDeviceToHost, stream));
+        CR_CHECK(cudaStreamSynchronize(stream));
     }
     else {
         status = cr_reducer_fetch(&chunk_reducer, result, stream, error);
@@ -173,7 +164,6 @@ done:
     }
     cr_reducer_close(&chunk_reducer, stream, status == CR_OK);
     cr_reducer_close(&tail_reducer, stream, status == CR_OK);
-    cr_reducer_close(&combine_reducer, stream, status == CR_OK);
     cr_host_rings.release(ring, status == CR_OK);
     return status;
 }

@@ -8,7 +8,8 @@
  * one idea: indices are 64-bit (n > 2^31 works), reads past n are replaced by
  * the operator's identity (any n, no out-of-bounds loads), elements are
  * converted to Acc before the first combine (small integer sums in 64 bits,
- * as NumPy), and the warp-synchronous steps are correct on Volta and newer.
+ * as NumPy; argmin's value beside its index), and the warp-synchronous
+ * steps are correct on Volta and newer.
  */
 #ifndef CUDAREDUCE_LADDER_CUH
 #define CUDAREDUCE_LADDER_CUH
@@ -30,7 +31,7 @@ __device__ Acc *shared_partials()
 template <class T, class Op, class Acc = decltype(Op::identity())>
 __device__ Acc load_or_identity(const T *in, int64_t i, int64_t n)
 {
-    return i < n ? to_accumulator<Acc>(in[i]) : Op::identity();
+    return i < n ? to_accumulator<Acc>(in[i], i) : Op::identity();
 }
 
 /* Step 1, interleaved_divergent: one element per thread into shared memory,

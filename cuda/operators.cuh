@@ -8,9 +8,12 @@
 #define CUDAREDUCE_OPERATORS_CUH
 
 #include <cuda_fp16.h>
+#include <cuda/std/cstddef>
 #include <cuda/std/cstdint>
 #include <cuda/std/limits>
 #include <cuda/std/type_traits>
+
+#include "cudareduce.h"
 
 template <class Acc>
 struct SumOp {
@@ -82,6 +85,112 @@ struct NanMaxOp {
     }
 };
 
+/* The accumulator of argmin and argmax: an element's value beside its
+ * C-order index, laid out as cudareduce.h's cr_indexed_result.  (An int
+ * index serves positions inside one vector load: fast.cuh.) */
+template <class V, class I = int64_t>
+struct indexed {
+    I index;
+    V value;
+};
+
+/* The widest and the narrowest value it holds. */
+static_assert(sizeof(indexed<double>) == sizeof(cr_indexed_result)
+              && sizeof(indexed<bool>) == sizeof(cr_indexed_result)
+              && offsetof(indexed<double>, value)
+                     == offsetof(cr_indexed_result, value)
+              && offsetof(indexed<bool>, value)
+                     == offsetof(cr_indexed_result, value),
+              "indexed<V> is laid out as cr_indexed_result");
+
+template <class Acc>
+struct is_indexed : cuda::std::false_type {};
+template <class V, class I>
+struct is_indexed<indexed<V, I>> : cuda::std::true_type {};
+
+/* An index operator's combine, from Choice::choose(a, b, b_after):
+ * operator() for any two accumulators, later(a, b) where every index of
+ * b is past a's (and a is not the identity), so that a tie keeps a with
+ * no index compared. */
+template <class Choice, class V>
+struct choosing {
+    __device__ indexed<V> operator()(indexed<V> a, indexed<V> b) const
+    {
+        return Choice::choose(a, b, false);
+    }
+    template <class I>
+    __device__ indexed<V, I> later(indexed<V, I> a, indexed<V, I> b) const
+    {
+        return Choice::choose(a, b, true);
+    }
+};
+
+/* numpy.argmin and argmax: the extreme's first index, a NaN the extreme
+ * of all (the first NaN's).  Elements are ordered by (NaN first, value,
+ * index), a total order, so that any order of combining gives NumPy's
+ * answer; the identity's index, past every element's, loses every tie. */
+template <class V, bool MAX>
+struct ArgExtremeOp : choosing<ArgExtremeOp<V, MAX>, V> {
+    __host__ __device__ static constexpr indexed<V> identity()
+    {
+        return {cuda::std::numeric_limits<int64_t>::max(),
+                MAX ? MaxOp<V>::identity() : MinOp<V>::identity()};
+    }
+    template <class I>
+    __device__ static indexed<V, I> choose(indexed<V, I> a, indexed<V, I> b,
+                                           bool b_after)
+    {
+        const bool a_nan = a.value != a.value;
+        const bool b_nan = b.value != b.value;
+        const bool b_beyond = (b_nan && !a_nan)
+            || (MAX ? b.value > a.value : b.value < a.value);
+        const bool level = a_nan == b_nan && (a_nan || a.value == b.value);
+        const bool b_first =
+            b_beyond || (!b_after && level && b.index < a.index);
+        return b_first ? b : a;
+    }
+};
+
+/* numpy.nanargmin and nanargmax, which replace NaN by +inf (-inf) and
+ * take argmin (argmax): [nan, inf] gives 0.  The value kept is NaN only
+ * where both sides' are, so that a result whose value is NaN says every
+ * element was (NumPy's "All-NaN slice encountered"): a NaN that wins a
+ * tie takes the other side's value, +inf or NaN. */
+template <class V, bool MAX>
+struct NanArgExtremeOp : choosing<NanArgExtremeOp<V, MAX>, V> {
+    __host__ __device__ static constexpr indexed<V> identity()
+    {
+        return {cuda::std::numeric_limits<int64_t>::max(),
+                cuda::std::numeric_limits<V>::quiet_NaN()};
+    }
+    template <class I>
+    __device__ static indexed<V, I> choose(indexed<V, I> a, indexed<V, I> b,
+                                           bool b_after)
+    {
+        constexpr V nan_as = MAX ? -cuda::std::numeric_limits<V>::infinity()
+                                 : cuda::std::numeric_limits<V>::infinity();
+        const V a_key = a.value != a.value ? nan_as : a.value;
+        const V b_key = b.value != b.value ? nan_as : b.value;
+        const bool b_beyond = MAX ? b_key > a_key : b_key < a_key;
+        const bool b_first =
+            b_beyond || (!b_after && b_key == a_key && b.index < a.index);
+        indexed<V, I> winner = b_first ? b : a;
+        if (winner.value != winner.value) {
+            winner.value = b_first ? a.value : b.value;
+        }
+        return winner;
+    }
+};
+
+template <class V>
+using ArgMinOp = ArgExtremeOp<V, false>;
+template <class V>
+using ArgMaxOp = ArgExtremeOp<V, true>;
+template <class V>
+using NanArgMinOp = NanArgExtremeOp<V, false>;
+template <class V>
+using NanArgMaxOp = NanArgExtremeOp<V, true>;
+
 /* Elements as the kernels read them.  Most are the C type of their NumPy
  * dtype; two are views of the same bytes that say how an element becomes
  * a value:
@@ -139,6 +248,32 @@ template <class Acc, class T, class Op>
 __device__ __forceinline__ Acc to_accumulator(skip_nan<T, Op> x)
 {
     return Acc(x);
+}
+
+/* The element of C-order index `index` (in the input the kernel reads) as
+ * the accumulator: its value, with its index where the accumulator keeps
+ * one, unless the element is an accumulator already (a partial of an
+ * earlier pass, which carries its own). */
+template <class Acc, class T>
+__device__ __forceinline__ Acc to_accumulator(T x, int64_t index)
+{
+    if constexpr (is_indexed<Acc>::value && !cuda::std::is_same_v<T, Acc>) {
+        return Acc{index, to_accumulator<decltype(Acc::value)>(x)};
+    }
+    else {
+        return to_accumulator<Acc>(x);
+    }
+}
+
+/* A partial whose indices count from `base` elements into the array (a
+ * chunk's, a slice's), with its index counted from the array's start. */
+template <class Acc>
+__device__ __forceinline__ Acc rebased(Acc x, int64_t base)
+{
+    if constexpr (is_indexed<Acc>::value) {
+        x.index += base;
+    }
+    return x;
 }
 
 /* skip_nan<T, Op> with a single comma-free name, for instances.def's

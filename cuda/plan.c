@@ -99,14 +99,13 @@ cr_type_size(cr_type type)
 
 /* CR_OPS' rows: the index is the cr_op value.  NONE is no identity. */
 #define NONE (-1)
-#define OP_FACTS(NAME, ACCUMULATOR, WITHOUT_NAN, PARTIALS, IDENTITY)       \
-    {ACCUMULATOR##_COLUMN, CR_OP_##WITHOUT_NAN, CR_OP_##PARTIALS,          \
-     IDENTITY},
+#define OP_FACTS(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, INDEX)          \
+    {ACCUMULATOR##_COLUMN, CR_OP_##WITHOUT_NAN, IDENTITY, INDEX},
 static const struct {
     int accumulator;            /* the column of type_facts */
     cr_op without_nan;
-    cr_op partials;
     int identity;
+    int index;
 } op_facts[CR_OP_COUNT] = {CR_OPS(OP_FACTS)};
 #undef OP_FACTS
 #undef NONE
@@ -138,12 +137,6 @@ cr_op_skips_nan(cr_op op)
     return op_is_valid(op) && op_facts[op].without_nan != op;
 }
 
-cr_op
-cr_op_for_partials(cr_op op)
-{
-    return op_is_valid(op) ? op_facts[op].partials : CR_OP_COUNT;
-}
-
 int
 cr_op_identity(cr_op op, int *identity)
 {
@@ -152,6 +145,25 @@ cr_op_identity(cr_op op, int *identity)
     }
     *identity = op_facts[op].identity;
     return 1;
+}
+
+int
+cr_op_gives_index(cr_op op)
+{
+    return op_is_valid(op) && op_facts[op].index;
+}
+
+size_t
+cr_result_size(cr_type acc, cr_op op)
+{
+    return cr_op_gives_index(op) ? sizeof(cr_indexed_result)
+                                 : cr_type_size(acc);
+}
+
+cr_type
+cr_result_value_type(cr_type acc, cr_op op)
+{
+    return cr_op_gives_index(op) ? CR_TYPE_INT64 : acc;
 }
 
 /* The convert NumPy's cast of a float into an integer result goes
@@ -185,7 +197,12 @@ cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
     *cast = type;
     *acc = cr_accumulator_type(result, op);
     *kernel_op = type_is_float(type) ? op : cr_op_without_nan(op);
-    if (result == CR_TYPE_BOOL) {
+    if (cr_op_gives_index(op)) {
+        /* The elements' own values beside their index, whatever the
+         * index's type. */
+        *acc = cr_accumulator_type(type, op);
+    }
+    else if (result == CR_TYPE_BOOL) {
         /* x != 0 is NumPy's cast to bool; or and and are max and min. */
         if (*kernel_op == CR_OP_MAX) {
             *kernel_op = CR_OP_SUM;
@@ -308,7 +325,8 @@ mul_fits(int64_t a, int64_t b)
 
 cr_status
 cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
-               size_t itemsize, cr_layout *layout, cr_error *error)
+               size_t itemsize, int c_order, cr_layout *layout,
+               cr_error *error)
 {
     const int64_t item = (int64_t)itemsize;
     int64_t n = 1;
@@ -346,7 +364,8 @@ cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
         }
         return CR_OK;
     }
-    /* Keep the dimensions that matter, strides made non-negative. */
+    /* Keep the dimensions that matter; out of C order, strides made
+     * non-negative and sorted. */
     for (int d = 0; d < ndim; d++) {
         int64_t stride = strides[d];
         if (stride % item != 0) {
@@ -356,20 +375,17 @@ cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
         if (shape[d] == 1) {
             continue;
         }
-        if (stride < 0) {
-            if (stride == INT64_MIN
-                || !mul_fits(shape[d] - 1, -stride)) {
-                return cr_fail(error, CR_ERR_INVALID, "strides overflow");
-            }
+        if (stride == INT64_MIN
+            || !mul_fits(shape[d] - 1, stride < 0 ? -stride : stride)) {
+            return cr_fail(error, CR_ERR_INVALID, "strides overflow");
+        }
+        if (stride < 0 && !c_order) {
             layout->offset += (shape[d] - 1) * stride;
             stride = -stride;
         }
-        else if (!mul_fits(shape[d] - 1, stride)) {
-            return cr_fail(error, CR_ERR_INVALID, "strides overflow");
-        }
         int k = layout->ndim++;
         /* Insertion sort by decreasing stride. */
-        while (k > 0 && layout->strides[k - 1] < stride) {
+        while (!c_order && k > 0 && layout->strides[k - 1] < stride) {
             layout->strides[k] = layout->strides[k - 1];
             layout->shape[k] = layout->shape[k - 1];
             k--;
@@ -382,7 +398,9 @@ cr_plan_layout(int ndim, const int64_t *shape, const int64_t *strides,
      * valid read-only view: every position counts, as in NumPy. */
     int64_t span = item;
     for (int k = 0; k < layout->ndim; k++) {
-        const int64_t reach = (layout->shape[k] - 1) * layout->strides[k];
+        const int64_t stride = layout->strides[k];
+        const int64_t reach = (layout->shape[k] - 1)
+                              * (stride < 0 ? -stride : stride);
         if (reach > INT64_MAX - span) {
             return cr_fail(error, CR_ERR_INVALID, "strides overflow");
         }

@@ -86,7 +86,8 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     if (request->n == 0) {
         if (!cr_route_empty_value(&route, result)) {
             return cr_fail(error, CR_ERR_INVALID,
-                           "an empty array has no minimum or maximum");
+                           "an empty array has no result for this "
+                           "operator");
         }
         /* The value travels as a kernel argument: nothing to wait for. */
         return request->out != NULL

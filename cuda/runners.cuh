@@ -1,6 +1,7 @@
 /* runners.cuh: the typed runners of one (element, accumulator, operator):
- * run_passes (the ladder's passes of a plan), run_fast and run_cub, and
- * the identity an empty reduction gives.
+ * run_passes (the ladder's passes of a plan), run_fast and run_cub, the
+ * combine of the host path's chunk results (run_fold), and the identity
+ * an empty reduction gives.
  *
  * They are the only typed entry points: everything around them
  * (allocation, copies, streams) works on bytes, so one instance per
@@ -67,6 +68,18 @@ typedef cr_status (*cr_cub_fn)(const void *in, int64_t n, void *temp,
 template <class T, class Acc, class Op>
 cr_status run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
                   void *result, cudaStream_t stream, cr_error *error);
+
+/* Combines `count` accumulators at `partials` in device memory, the k-th
+ * the result of the elements from k * chunk on (the host path's chunks:
+ * an index it holds counts from there), into `result` (device memory), in
+ * one block whose threads each take the partials in order. */
+typedef cr_status (*cr_fold_fn)(const void *partials, int64_t count,
+                                int64_t chunk, void *result,
+                                cudaStream_t stream, cr_error *error);
+
+template <class T, class Acc, class Op>
+cr_status run_fold(const void *partials, int64_t count, int64_t chunk,
+                   void *result, cudaStream_t stream, cr_error *error);
 
 /* Writes Op's identity, as an Acc, to `out`: an empty reduction's value. */
 typedef void (*cr_identity_fn)(void *out);

@@ -7,6 +7,8 @@
 #define CUDAREDUCE_RUNNERS_IMPL_CUH
 
 #include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include "fast.cuh"
 #include "ladder.cuh"
@@ -55,9 +57,22 @@ struct kernel_table {
 #undef CR_KERNEL_ROW
 };
 
+/* The partials of a launch that read the input from element `base` on:
+ * an index they hold counts from there, and is made the input's. */
+template <class Acc>
+__global__ void rebase_partials(Acc *partials, int64_t count, int64_t base)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+         k < count; k += step) {
+        partials[k] = rebased(partials[k], base);
+    }
+}
+
 /* Launches one pass.  A grid is at most 2^31 - 1 blocks wide; a wider pass
  * (only steps 1-6 on > 2^37 elements) is cut into launches, each seeing
- * its slice of the input and of the output. */
+ * its slice of the input and of the output (argmin's indices then count
+ * from the slice's start, and are rebased). */
 template <class T, class Acc, class Op>
 static cr_status
 launch_pass(cr_method method, const cr_pass *pass, const T *in, Acc *out,
@@ -78,6 +93,17 @@ launch_pass(cr_method method, const cr_pass *pass, const T *in, Acc *out,
         kernel<<<(unsigned int)grid, pass->threads, pass->shared_bytes,
                  stream>>>(in + offset, out + first, pass->n_in - offset);
         CR_CHECK(cudaGetLastError());
+        if constexpr (is_indexed<Acc>::value
+                      && !cuda::std::is_same_v<T, Acc>) {
+            if (offset != 0) {
+                const int64_t blocks = grid / 256 + 1;
+                rebase_partials<<<(unsigned int)(blocks < 65535 ? blocks
+                                                                : 65535),
+                                  256, 0, stream>>>(out + first, grid,
+                                                    offset);
+                CR_CHECK(cudaGetLastError());
+            }
+        }
     }
 done:
     return status;
@@ -135,19 +161,74 @@ done:
     return status;
 }
 
+/* Element i as the accumulator, for CUB: with its index, for argmin. */
+template <class T, class Acc>
+struct element_with_index {
+    const T *in;
+    __device__ Acc operator()(int64_t i) const
+    {
+        return to_accumulator<Acc>(in[i], i);
+    }
+};
+
+/* CUB reads the elements through a pointer (its vectorized loads) where
+ * the accumulator is their value alone, else through an iterator that
+ * pairs each with its index.  (cub::DeviceReduce::ArgMin's order is `<`
+ * alone, which NaN defeats: NumPy's NaN rules need Reduce with our
+ * operator.) */
 template <class T, class Acc, class Op>
 cr_status
 run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
         void *result, cudaStream_t stream, cr_error *error)
 {
     cr_status status = CR_OK;
-    CR_CHECK(cub::DeviceReduce::Reduce(temp, *temp_bytes,
-                                       static_cast<const T *>(in),
-                                       static_cast<Acc *>(result), n, Op(),
-                                       Op::identity(), stream));
+    const T *elements = static_cast<const T *>(in);
+    if constexpr (is_indexed<Acc>::value) {
+        CR_CHECK(cub::DeviceReduce::Reduce(
+            temp, *temp_bytes,
+            thrust::make_transform_iterator(
+                thrust::counting_iterator<int64_t>(0),
+                element_with_index<T, Acc>{elements}),
+            static_cast<Acc *>(result), n, Op(), Op::identity(), stream));
+    }
+    else {
+        CR_CHECK(cub::DeviceReduce::Reduce(temp, *temp_bytes, elements,
+                                           static_cast<Acc *>(result), n,
+                                           Op(), Op::identity(), stream));
+    }
     if (temp != NULL) {
         CR_CHECK(cudaGetLastError());
     }
+done:
+    return status;
+}
+
+template <class Acc, class Op>
+__global__ void __launch_bounds__(CR_FOLD_THREADS)
+fold_partials(const Acc *partials, int64_t count, int64_t chunk,
+              Acc *result)
+{
+    const Op op;
+    Acc v = Op::identity();
+    for (int64_t k = threadIdx.x; k < count; k += CR_FOLD_THREADS) {
+        v = op(v, rebased(partials[k], k * chunk));
+    }
+    v = block_reduce<CR_FOLD_THREADS, Acc, Op>(v);
+    if (threadIdx.x == 0) {
+        *result = v;
+    }
+}
+
+template <class T, class Acc, class Op>
+cr_status
+run_fold(const void *partials, int64_t count, int64_t chunk, void *result,
+         cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    fold_partials<Acc, Op><<<1, CR_FOLD_THREADS, 0, stream>>>(
+        static_cast<const Acc *>(partials), count, chunk,
+        static_cast<Acc *>(result));
+    CR_CHECK(cudaGetLastError());
 done:
     return status;
 }
@@ -163,7 +244,9 @@ done:
         unsigned long long *, unsigned int, cudaStream_t, cr_error *);    \
     template cr_status run_cub<T, Acc, Op>(                               \
         const void *, int64_t, void *, size_t *, void *, cudaStream_t,    \
-        cr_error *);
+        cr_error *);                                                      \
+    template cr_status run_fold<T, Acc, Op>(                              \
+        const void *, int64_t, int64_t, void *, cudaStream_t, cr_error *);
 
 #include "instances.def"
 

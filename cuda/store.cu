@@ -2,9 +2,11 @@
  * as csrc/ takes it on the host for a result returned to Python: NumPy's
  * unsafe cast of the accumulator's value to the reduced dtype, and for a
  * mean the divide by the count in double (`ret / rcount`, an intp) and the
- * cast to the result dtype.  One thread, one small kernel: the types are
- * read at run time from types.def's rows. */
+ * cast to the result dtype; of argmin and argmax, the index.  One thread,
+ * one small kernel: the types are read at run time from types.def's
+ * rows. */
 #include <cuda_fp16.h>
+#include <cstddef>
 #include <cstring>
 
 #include "check.cuh"
@@ -115,13 +117,32 @@ store_value(void *p, cr_type type, const any_value &v)
     }
 }
 
+/* A result's bytes, by value (a kernel argument): an accumulator or a
+ * cr_indexed_result, the larger. */
+typedef struct {
+    alignas(8) unsigned char bytes[sizeof(cr_indexed_result)];
+} result_bytes;
+
+/* The stored value is the result's first one, of type `value_type` (an
+ * index operator's index); with `none_if_nan`, the index is -1 where the
+ * value beside it, of type `acc`, is NaN (every element was). */
 __global__ void
-store_result(const void *device_value, uint64_t host_bits, cr_type acc,
+store_result(const void *device_value, result_bytes host_bytes,
+             cr_type value_type, cr_type acc, int none_if_nan,
              cr_type reduced, int divide, int64_t n, cr_type result,
              void *out)
 {
-    const any_value value = load_value(
-        device_value != NULL ? device_value : &host_bits, acc);
+    const unsigned char *bytes = device_value != NULL
+        ? static_cast<const unsigned char *>(device_value)
+        : host_bytes.bytes;
+    any_value value = load_value(bytes, value_type);
+    if (none_if_nan) {
+        const any_value beside = load_value(
+            bytes + offsetof(cr_indexed_result, value), acc);
+        if (beside.d != beside.d) {
+            value = value_of((int64_t)-1);
+        }
+    }
     /* The value as the reduced type, then (a mean) the quotient. */
     uint64_t reduced_bits = 0;
     const any_value sum = store_value(&reduced_bits, reduced, value);
@@ -139,7 +160,8 @@ store_result(const void *device_value, uint64_t host_bits, cr_type acc,
 int
 cr_store_is_copy(const cr_request *request)
 {
-    return !request->divide_by_n && request->reduced == request->acc
+    return !cr_op_gives_index(request->op) && !request->divide_by_n
+           && request->reduced == request->acc
            && request->result == request->acc;
 }
 
@@ -148,14 +170,17 @@ cr_store_result(const cr_request *request, const void *device_value,
                 const void *host_value, cudaStream_t stream, cr_error *error)
 {
     cr_status status = CR_OK;
-    uint64_t host_bits = 0;
+    result_bytes host_bytes = {};
+    const int indexed = cr_op_gives_index(request->op);
     if (device_value == NULL) {
-        memcpy(&host_bits, host_value, cr_type_size(request->acc));
+        memcpy(host_bytes.bytes, host_value,
+               cr_result_size(request->acc, request->op));
     }
-    store_result<<<1, 1, 0, stream>>>(device_value, host_bits, request->acc,
-                                      request->reduced,
-                                      request->divide_by_n, request->n,
-                                      request->result, request->out);
+    store_result<<<1, 1, 0, stream>>>(
+        device_value, host_bytes,
+        cr_result_value_type(request->acc, request->op), request->acc,
+        indexed && cr_op_skips_nan(request->op), request->reduced,
+        request->divide_by_n, request->n, request->result, request->out);
     CR_CHECK(cudaGetLastError());
 done:
     return status;

@@ -16,14 +16,17 @@
  * block of this many per SM (workspace.cu). */
 #define CR_MAX_BLOCKS_PER_SM (CR_THREADS_PER_SM / CR_MIN_THREADS)
 
-/* A workspace partial's size: it must hold every accumulator. */
-#define CR_MAX_ACCUMULATOR_BYTES 8
+/* A workspace partial's size: it must hold every accumulator, argmin's
+ * value and index included. */
+#define CR_MAX_ACCUMULATOR_BYTES 16
 #define CR_CHECK_ACCUMULATOR_FITS(NAME, name, kind, bits, T, SUM_ACC,      \
                                   MINMAX_ACC, Minmax)                      \
     typedef char cr_accumulator_fits_##NAME                                \
         [(bits) <= 8 * CR_MAX_ACCUMULATOR_BYTES ? 1 : -1];
 CR_TYPES(CR_CHECK_ACCUMULATOR_FITS)
 #undef CR_CHECK_ACCUMULATOR_FITS
+typedef char cr_indexed_result_fits
+    [sizeof(cr_indexed_result) <= CR_MAX_ACCUMULATOR_BYTES ? 1 : -1];
 
 /* The fast method's threads per block when the caller names none, by the
  * input's bytes: 256 below CR_FAST_512_THREADS_BYTES, 512 below
@@ -57,6 +60,10 @@ CR_TYPES(CR_CHECK_ACCUMULATOR_FITS)
  * process (nvbench does the same); queuing the largest batch the bench
  * times takes milliseconds. */
 #define CR_HOLD_TIMEOUT_NS 10000000000ULL
+
+/* Threads of the one block that combines the host path's chunk results
+ * (a few hundred at most: 16 MiB chunks of an 8 GiB array are 512). */
+#define CR_FOLD_THREADS 256
 
 /* The read-ceiling probe: 16-byte loads, a block of this many threads,
  * enough blocks per SM to fill CR_THREADS_PER_SM. */

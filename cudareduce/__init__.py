@@ -2,8 +2,9 @@
 
 Each step of Mark Harris's "Optimizing Parallel Reduction in CUDA" is a
 method of every reduction -- :func:`sum`, :func:`prod`, :func:`mean`,
-:func:`min`, :func:`max`, :func:`any`, :func:`all` and the NaN-skipping
-:func:`nansum`, :func:`nanprod`, :func:`nanmin`, :func:`nanmax` --
+:func:`min`, :func:`max`, :func:`any`, :func:`all`, :func:`argmin`,
+:func:`argmax` and the NaN-skipping :func:`nansum`, :func:`nanprod`,
+:func:`nanmin`, :func:`nanmax`, :func:`nanargmin`, :func:`nanargmax` --
 selectable by name (see :func:`methods`).
 
 Inputs are tried in this order: a ``numpy.ndarray`` is host memory (it never
@@ -42,8 +43,9 @@ from ._cudareduce import CudaError
 
 __version__ = "0.1.0"
 
-__all__ = ["CudaError", "Pass", "__version__", "all", "any", "max", "mean",
-           "methods", "min", "nanmax", "nanmin", "nanprod", "nansum", "plan",
+__all__ = ["CudaError", "Pass", "__version__", "all", "any", "argmax",
+           "argmin", "max", "mean", "methods", "min", "nanargmax",
+           "nanargmin", "nanmax", "nanmin", "nanprod", "nansum", "plan",
            "prod", "sum"]
 
 DEFAULT_METHOD = "fast"
@@ -127,7 +129,8 @@ _INPUTS_DOC = """a : array_like
         uint8-uint64, float16, float32, float64.  A ``numpy.ma`` masked
         array is reduced as ``numpy.ma`` reduces it: masked elements do not
         count, and if every element is masked the result is
-        ``numpy.ma.masked``.
+        ``numpy.ma.masked`` (the index operators, as
+        ``MaskedArray.argmin``, never give it).
     method : str
         A name from :func:`methods` (default ``"fast"``).
     threads : int, optional
@@ -315,8 +318,8 @@ nanprod = _with_dtype(
 
 def _without_dtype(op: str, summary: str, returns: str,
                    also_raises: str = "") -> Any:
-    """cudareduce.min, max, any, all, nanmin or nanmax: an operator that
-    takes no dtype=, documented."""
+    """cudareduce.min, max, any, all, argmin, argmax or their NaN forms:
+    an operator that takes no dtype=, documented."""
     def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
                   threads: int | None = None, stream: Any = None,
                   axis: Any = None, out: Any = None) -> Any:
@@ -373,3 +376,38 @@ def _truth(op: str, summary: str, empty: str) -> Any:
 
 any = _truth("any", "any element", "False")  # noqa: A001
 all = _truth("all", "every element", "True")  # noqa: A001
+
+
+def _index_of(op: str, extreme: str, nan_rule: str) -> Any:
+    """cudareduce.argmin, argmax, nanargmin or nanargmax."""
+    return _without_dtype(
+        op, f"Index of the first {extreme} element of `a`",
+        f"""numpy.intp or array
+        `out` (one element of int64), when given; else ``numpy.{op}``'s
+        answer: the index in the C-order flattened array (NumPy's index,
+        whatever the layout: a transposed, strided or reversed view counts
+        in its own C order, not in memory order), of the first element
+        that is the {extreme}.  {nan_rule}""",
+        f"""
+        Also ValueError for an empty array ("attempt to get {op[-6:]} of an
+        empty sequence", as NumPy).""")
+
+
+argmin = _index_of("argmin", "smallest",
+                   "A NaN counts as the smallest: the first NaN's index.")
+argmax = _index_of("argmax", "largest",
+                   "A NaN counts as the largest: the first NaN's index.")
+nanargmin = _index_of(
+    "nanargmin", "smallest non-NaN",
+    "NaNs count as +inf, as NumPy replaces them (``[nan, inf]`` gives 0); "
+    "if every element is NaN, NumPy's ValueError \"All-NaN slice "
+    "encountered\", or with a device `out` -1 stored there (CuPy's "
+    "answer: the host never sees the value).  Integers and bool: as "
+    ":func:`argmin`.")
+nanargmax = _index_of(
+    "nanargmax", "largest non-NaN",
+    "NaNs count as -inf, as NumPy replaces them (``[nan, -inf]`` gives "
+    "0); if every element is NaN, NumPy's ValueError \"All-NaN slice "
+    "encountered\", or with a device `out` -1 stored there (CuPy's "
+    "answer: the host never sees the value).  Integers and bool: as "
+    ":func:`argmax`.")

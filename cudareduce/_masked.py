@@ -4,10 +4,12 @@ not count.
 The extension refuses a ``numpy.ma.MaskedArray``, so that its raw data is
 never reduced by mistake; :func:`reduce` reduces its filled data instead,
 by ``numpy.ma``'s own rules (``MaskedArray.sum``, ``prod``, ``mean``,
-``min``, ``max``, ``any``, ``all``, and NumPy's NaN-skipping functions on
-a masked array): masked elements become the operator's identity, a
-reduction whose every element is masked is ``numpy.ma.masked``, and a
-mean divides by the count of unmasked elements.
+``min``, ``max``, ``any``, ``all``, ``argmin``, ``argmax``, and NumPy's
+NaN-skipping functions on a masked array): masked elements become the
+operator's identity, a reduction whose every element is masked is
+``numpy.ma.masked`` (but for the index operators, which MaskedArray fills
+and reduces whatever the mask), and a mean divides by the count of
+unmasked elements.
 """
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ Reducer = Callable[[str, np.ndarray, Any], Any]
 # What a masked element becomes, by operator: the identity of a sum or
 # product, False for any and True for all (numpy.ma's rules); min and max
 # take numpy.ma's fill values, and their NaN forms NaN in a float array,
-# so that an unmasked all-NaN input stays one.
+# so that an unmasked all-NaN input stays one; argmin and argmax (and
+# numpy.nanargmin and nanargmax, which run them) numpy.ma's fill values.
 _FILLS: dict[str, Callable[[ma.MaskedArray], Any]] = {
     "sum": lambda a: 0, "nansum": lambda a: 0, "any": lambda a: 0,
     "prod": lambda a: 1, "nanprod": lambda a: 1, "all": lambda a: 1,
@@ -36,7 +39,12 @@ _FILLS: dict[str, Callable[[ma.MaskedArray], Any]] = {
                          else ma.minimum_fill_value(a)),
     "nanmax": lambda a: (np.nan if a.dtype.kind == "f"
                          else ma.maximum_fill_value(a)),
+    "argmin": ma.minimum_fill_value, "nanargmin": ma.minimum_fill_value,
+    "argmax": ma.maximum_fill_value, "nanargmax": ma.maximum_fill_value,
 }
+#: The index operators: MaskedArray.argmin fills and reduces, whatever
+#: the mask (a fully masked array gives 0, not numpy.ma.masked).
+_INDEX_OPS = frozenset({"argmin", "argmax", "nanargmin", "nanargmax"})
 
 
 def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
@@ -64,8 +72,23 @@ def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
         return _mean(a, dtype, run)
     mask = ma.getmask(a)
     every_element_masked = mask is not ma.nomask and bool(mask.all())
+    if op in ("nanargmin", "nanargmax") and a.dtype.kind == "f" \
+            and a.size > 0 and not every_element_masked and _all_nan(a, run):
+        # numpy.nanargmin's check, on the unmasked elements only: the
+        # filled array would hold the fill value beside the NaNs.
+        raise ValueError("All-NaN slice encountered")
     result = run(op, a.filled(_FILLS[op](a)), dtype)
+    if op in _INDEX_OPS:
+        return result
     return ma.masked if every_element_masked else result
+
+
+def _all_nan(a: ma.MaskedArray, run: Reducer) -> bool:
+    """Whether every unmasked element of `a` is NaN (nanmax of the data,
+    masked elements NaN, is NaN)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return bool(np.isnan(run("nanmax", a.filled(np.nan), None)))
 
 
 def _mean(a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:

@@ -31,9 +31,10 @@ one result per (method, op, dtype, n, threads), timed three ways: ``cold_us``
 that holds the stream: the figure the speedups come from), ``batch_us``
 (back to back, per call) and ``call_us`` (the Python call, result on the
 host; null where it could not be measured).  ``op`` is the reduction
-timed, one of :data:`OPS` (NumPy's names); a result without one, written
-before the bench timed other reductions, is a sum (:func:`op_of`).  A
-peer's method is its library's function of the op (:func:`peers_of`:
+timed, one of :data:`OPS` (the extension's operators, by NumPy's names:
+``"sum"``, ..., ``"argmin"``, ...); a result without one, written before
+the bench timed other reductions, is a sum (:func:`op_of`).  A peer's
+method is its library's function of the op (:func:`peers_of`:
 ``"torch.sum"``, ``"cupy.min"``, ...).  ``pass_us`` holds the cold
 time of each pass of a multi-pass method (pass 0 reads the input).  The
 probes are a read-only streaming kernel timed the same two GPU ways at each
@@ -57,6 +58,7 @@ from typing import Any
 import numpy as np
 
 import cudareduce
+from cudareduce import _cudareduce
 
 __all__ = [
     "DEFAULT_OP", "DEVICE_KEYS", "DOCUMENT_KEYS", "DTYPES", "FLOOR_KEYS",
@@ -75,21 +77,27 @@ __all__ = [
 #: The element types the bench times: every dtype the library reduces.
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
           "uint32", "uint64", "float16", "float32", "float64")
-#: The reductions the bench times, as the library's functions (and
-#: NumPy's) name them; the bench's default first.
-OPS = ("sum", "prod", "mean", "min", "max", "any", "all", "nansum",
-       "nanprod", "nanmin", "nanmax")
-DEFAULT_OP = OPS[0]
+#: The reductions the bench times: every operator of the extension, in its
+#: order, as the library's functions (and NumPy's) name them.
+OPS: tuple[str, ...] = _cudareduce.OPERATORS
+#: The bench's default op, the reduction it was written for.
+DEFAULT_OP = "sum"
 #: Each peer library's function of each op, where it has one that can be
-#: timed: PyTorch has no nanprod, nanmin or nanmax (and names its
-#: whole-tensor min and max amin, amax); CuPy has NumPy's every one, but
-#: its nanmin and nanmax wait for the device inside the call (to warn of
-#: an all-NaN input), so they cannot be queued behind the stream-holding
-#: kernel (the first try gave up after 10 s on the H100, 2026-11-24).
+#: timed.  PyTorch has no nanprod, nanmin, nanmax, nanargmin or nanargmax,
+#: and names its whole-tensor min and max amin, amax; its argmin and
+#: argmax of a whole tensor give the flat index by NumPy's rules (the
+#: first of equal extremes; a NaN before any number, the first NaN), but
+#: take no bool (nor unsigned integers wider than uint8): the bench skips
+#: a dtype a peer refuses.  CuPy has NumPy's every one, but its nanmin and
+#: nanmax wait for the device inside the call (to warn of an all-NaN
+#: input), so they cannot be queued behind the stream-holding kernel (the
+#: first try gave up after 10 s on the H100, 2026-11-24); its nanargmin
+#: and nanargmax do not wait (an all-NaN input gives an index out of range
+#: rather than NumPy's ValueError), so they are timed.
 PEER_FUNCTIONS: dict[str, dict[str, str]] = {
     "torch": {"sum": "sum", "prod": "prod", "mean": "mean", "min": "amin",
               "max": "amax", "any": "any", "all": "all",
-              "nansum": "nansum"},
+              "nansum": "nansum", "argmin": "argmin", "argmax": "argmax"},
     "cupy": {op: op for op in OPS if op not in ("nanmin", "nanmax")},
 }
 #: Our method that runs ``cub::DeviceReduce``: a reference, like the peers.
@@ -504,7 +512,8 @@ def write_json(document: Mapping[str, Any], path: str | os.PathLike) -> None:
 
 
 def result_bytes(r: Mapping[str, Any]) -> int:
-    """The bytes a result's method reads: ``n * itemsize``."""
+    """The bytes a result's method reads: ``n * itemsize`` of its input,
+    whatever the op gives (an arg op's int64 index, a mean's float)."""
     return r["n"] * np.dtype(r["dtype"]).itemsize
 
 

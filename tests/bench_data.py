@@ -68,7 +68,8 @@ LADDER = STEPS[:7]
 #: The other libraries' sums, in the bench's order.
 PEERS = ["torch.sum", "cupy.sum"]
 #: Each op's peers, as the bench names them (torch has no nanprod, nanmin,
-#: nanmax; CuPy's nanmin and nanmax wait for the device inside the call).
+#: nanmax, nanargmin, nanargmax; CuPy's nanmin and nanmax wait for the
+#: device inside the call, its nanargmin and nanargmax do not).
 OP_PEERS = {"sum": ["torch.sum", "cupy.sum"],
             "prod": ["torch.prod", "cupy.prod"],
             "mean": ["torch.mean", "cupy.mean"],
@@ -77,7 +78,11 @@ OP_PEERS = {"sum": ["torch.sum", "cupy.sum"],
             "any": ["torch.any", "cupy.any"],
             "all": ["torch.all", "cupy.all"],
             "nansum": ["torch.nansum", "cupy.nansum"],
-            "nanprod": ["cupy.nanprod"], "nanmin": [], "nanmax": []}
+            "nanprod": ["cupy.nanprod"], "nanmin": [], "nanmax": [],
+            "argmin": ["torch.argmin", "cupy.argmin"],
+            "argmax": ["torch.argmax", "cupy.argmax"],
+            "nanargmin": ["cupy.nanargmin"],
+            "nanargmax": ["cupy.nanargmax"]}
 #: Every row of a full sample group, in table order: steps, cub, peers.
 TABLE_ORDER = STEPS + ["cub"] + PEERS
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

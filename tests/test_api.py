@@ -50,9 +50,9 @@ def nonempty(dtype=np.float32):
 
 def test_all_lists_the_public_names():
     assert sorted(cudareduce.__all__) == sorted(
-        ["CudaError", "Pass", "__version__", "all", "any", "max", "mean",
-         "methods", "min", "nanmax", "nanmin", "nanprod", "nansum", "plan",
-         "prod", "sum"])
+        ["CudaError", "Pass", "__version__", "all", "any", "argmax",
+         "argmin", "max", "mean", "methods", "min", "nanargmax", "nanargmin",
+         "nanmax", "nanmin", "nanprod", "nansum", "plan", "prod", "sum"])
     for name in cudareduce.__all__:
         assert hasattr(cudareduce, name), name
 

@@ -14,6 +14,8 @@ SIZES = (1, 7, 1000, 2 ** 20 + 3)
 SUMS = ("sum", "nansum", "mean")
 PRODUCTS = ("prod", "nanprod")
 EXTREMES = ("min", "max", "nanmin", "nanmax")
+#: The arg ops: an index of the input, not a value of it.
+ARGS = ("argmin", "argmax", "nanargmin", "nanargmax")
 
 
 def test_is_correct_is_exact():
@@ -99,7 +101,8 @@ def _data(op: str, dtype: str, n: int, seed: int = 0) -> np.ndarray:
 @pytest.mark.parametrize("dtype", model.DTYPES)
 def test_the_reference_is_numpys_answer_of_its_dtype(op, dtype):
     """Each op's reference on its data: NumPy's own answer, of NumPy's
-    result dtype, and the same in the reverse order."""
+    result dtype, and the same in the reverse order (an arg op's: the same
+    element, the first of its value in the reverse order's last)."""
     for n in SIZES:
         a = _data(op, dtype, n)
         assert a.dtype == np.dtype(dtype) and a.size == n
@@ -107,6 +110,13 @@ def test_the_reference_is_numpys_answer_of_its_dtype(op, dtype):
         numpy_answer = getattr(np, op)(a)
         assert reference.dtype == numpy_answer.dtype
         assert data.is_correct(numpy_answer, reference), (n, reference)
+        if op in ARGS:
+            assert reference.dtype == np.int64
+            picked = a[reference]
+            same = np.isnan(a) if a.dtype.kind == "f" and np.isnan(picked) \
+                else a == picked
+            assert reference == np.flatnonzero(same)[0]
+            continue
         assert data.is_correct(getattr(np, op)(a[::-1]), reference)
         # a NaN-skipping op's answer is never NaN: half the data at least
         # are numbers
@@ -152,13 +162,92 @@ def test_a_bool_products_data_is_all_true_or_one_false():
 
 def test_the_nan_ops_data_has_nans_on_floats():
     for dtype in ("float16", "float32", "float64"):
-        for op in ("nansum", "nanprod", "nanmin", "nanmax"):
+        for op in ("nansum", "nanprod", "nanmin", "nanmax", "nanargmin",
+                   "nanargmax"):
             a = _data(op, dtype, 1000)
             assert 1 <= np.isnan(a).sum() <= data.NAN_COUNT
             assert np.isnan(_data(op, dtype, 4)).sum() <= 2
             assert not np.isnan(_data(op, dtype, 1)).any()
     for op in ("sum", "prod", "min", "mean", "any"):
         assert not np.isnan(_data(op, "float32", 1000)).any()
+
+
+@pytest.mark.parametrize("dtype", [d for d in model.DTYPES if d != "bool"])
+@pytest.mark.parametrize("op", ARGS)
+def test_an_arg_ops_answer_is_the_first_of_ties(op, dtype):
+    """The arg ops' data: min's and max's range, one end of it once and the
+    other 2 to TIE_COUNT times, either way round over seeds; the answer
+    (where no NaN decides) is the first place of its end, and a method
+    that takes another of the ties is caught."""
+    tied = {"low": 0, "high": 0}
+    for seed in range(40):
+        a = _data(op, dtype, 1000, seed)
+        reference = data.reference_result(a, op)
+        if op in ("argmin", "argmax") and np.isnan(a).any():
+            continue        # the NaN decides, wherever it fell
+        numbers = a[~np.isnan(a)] if a.dtype.kind == "f" else a
+        low, high = numbers.min(), numbers.max()
+        assert high == min(1000, np.iinfo(dtype).max
+                           if a.dtype.kind != "f" else 1000)
+        assert low == (-high if np.dtype(dtype).kind in "if" else 0)
+        counts = sorted([int(np.sum(numbers == low)),
+                         int(np.sum(numbers == high))])
+        assert counts[0] == 1 and 2 <= counts[1] <= data.TIE_COUNT
+        tied["low"] += int(np.sum(numbers == low)) > 1
+        tied["high"] += int(np.sum(numbers == high)) > 1
+        end = low if op.endswith("min") else high
+        places = np.flatnonzero(a == end)
+        assert reference == places[0]
+        if places.size > 1:
+            assert not data.is_correct(places[-1], reference)
+    assert tied["low"] > 3 and tied["high"] > 3, tied
+
+
+def test_a_bool_arg_ops_data_is_one_value_and_the_ends():
+    """bool: one value but for a few places of the other; each answer is
+    0 at times and a later place at others."""
+    answers = {op: set() for op in ARGS}
+    for seed in range(40):
+        for op in ARGS:
+            a = _data(op, "bool", 1000, seed)
+            assert min(np.sum(a), np.sum(~a)) <= data.TIE_COUNT
+            answers[op].add(bool(data.reference_result(a, op) > 0))
+    assert all(seen == {False, True} for seen in answers.values()), answers
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_argmin_and_argmax_meet_one_nan_half_the_time(dtype):
+    """On floats, argmin's and argmax's data hold one NaN about half the
+    time, and then its place is the answer (NumPy's NaN comes first); no
+    more than one, which CuPy might not take first."""
+    for op in ("argmin", "argmax"):
+        nans = []
+        for seed in range(60):
+            a = _data(op, dtype, 1000, seed)
+            count = int(np.isnan(a).sum())
+            assert count <= 1
+            nans.append(count)
+            if count:
+                assert data.reference_result(a, op) == \
+                    np.flatnonzero(np.isnan(a))[0]
+        assert 0.25 < np.mean(nans) < 0.75, (op, np.mean(nans))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("op", ["nanargmin", "nanargmax"])
+def test_the_nan_skipping_arg_ops_data_tell_the_nan_rules_apart(op, dtype):
+    """nanargmin's and nanargmax's NaNs are never where the answer is, so
+    a method that lets NaN win (argmin's rule) gives another index; their
+    data are never all NaN (NumPy would raise)."""
+    for seed in range(20):
+        a = _data(op, dtype, 1000, seed)
+        reference = data.reference_result(a, op)
+        assert not np.isnan(a[reference])
+        nan_rule = getattr(np, op[3:])(a)          # np.argmin, np.argmax
+        assert np.isnan(a[nan_rule])
+        assert not data.is_correct(nan_rule, reference)
+    for n in (1, 2, 3):
+        assert not np.isnan(_data(op, dtype, n)).all()
 
 
 @pytest.mark.parametrize("dtype", [d for d in model.DTYPES if d != "bool"])
@@ -206,6 +295,13 @@ def test_the_deciding_element_is_sometimes_the_last():
     for op in ("prod", "min", "any"):
         share = np.mean([last_decides(op, seed) for seed in range(200)])
         assert 0.2 < share < 0.8, (op, share)
+    # an arg op: the lone end's place is the last, about a quarter of the
+    # time for each op (the lone end is its end half the time)
+    for op in ARGS:
+        share = np.mean([data.reference_result(_data(op, "int32", 1000,
+                                                      seed), op) == 999
+                         for seed in range(200)])
+        assert 0.1 < share < 0.4, (op, share)
 
 
 def test_the_sums_data_is_as_before_for_a_seed():

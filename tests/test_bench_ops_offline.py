@@ -43,7 +43,7 @@ def test_the_ncu_command_names_another_op():
     default = counters.ncu_command(["fast"], python="py")
     assert "--op" not in default
     with pytest.raises(ValueError, match="op one of"):
-        counters.ncu_command(["fast"], op="argmin")
+        counters.ncu_command(["fast"], op="median")
 
 
 def test_the_profile_target_reduces_the_ops_data(monkeypatch, capsys):
@@ -62,6 +62,28 @@ def test_the_profile_target_reduces_the_ops_data(monkeypatch, capsys):
     assert np.isnan(a).any() and np.nanmin(a) == -1000
     assert capsys.readouterr().out.splitlines() == ["sequential -1000.0",
                                                     "cub -1000.0"]
+
+
+def test_the_profile_target_of_an_arg_op_prints_the_index(monkeypatch,
+                                                         capsys):
+    """--counters --op argmax: the profiled program reduces argmax's data
+    (its high end tied or alone) and prints the index each method gives,
+    an int64; the table is titled with the op."""
+    calls = []
+
+    def time_reduce(op, a, method, *rest):
+        calls.append((op, method, a.copy()))
+        return np.int64(np.argmax(a)), [0.01], None
+    monkeypatch.setattr(cudareduce._cudareduce, "time_reduce", time_reduce)
+    assert counters.main(["--profile-target", "--n", "2^10", "--dtype",
+                          "int16", "--op", "argmax", "--methods",
+                          "fast"]) == 0
+    ((op, method, a),) = calls
+    assert (op, method) == ("argmax", "fast") and a.max() == 1000
+    assert capsys.readouterr().out == f"fast {np.argmax(a)}\n"
+    doc = dict(counters_document(), op="argmax")
+    assert counters.format_counters(doc).splitlines()[0].endswith(
+        ": float32 argmax, n = 4,194,304 (2^22), 256 threads per block")
 
 
 def test_collect_profiles_the_op_and_records_it(monkeypatch, tmp_path):
@@ -176,7 +198,7 @@ def _cub(op):
             for dtype in peers.COMPARE_DTYPES for n in peers.COMPARE_SIZES]
 
 
-@pytest.mark.parametrize("op", ["prod", "min", "max"])
+@pytest.mark.parametrize("op", ["prod", "min", "max", "argmin", "argmax"])
 def test_an_op_cub_offers_is_held_to_its_sum_and_to_cub(op):
     rows = by_what(targets.peers_targets(comparison(op=op)))
     assert list(rows) == _bandwidth(op) + _cub(op)
@@ -191,11 +213,21 @@ def test_an_op_cub_offers_is_held_to_its_sum_and_to_cub(op):
 
 
 @pytest.mark.parametrize("op", ["any", "all", "mean", "nansum", "nanprod",
-                                "nanmin", "nanmax"])
+                                "nanmin", "nanmax", "nanargmin",
+                                "nanargmax"])
 def test_an_op_cub_does_not_offer_is_held_to_its_sum(op):
     rows = by_what(targets.peers_targets(comparison(op=op)))
     assert list(rows) == _bandwidth(op)
     assert all(met for _, _, met in rows.values())
+
+
+def test_cub_ops_are_ops_and_none_skips_nans():
+    """The ops held to cub are the bench's, argmin and argmax among them
+    (CUB's ArgMin, ArgMax), and none of the NaN-skipping ones, which CUB
+    does not offer."""
+    assert set(targets.CUB_OPS) <= set(model.OPS)
+    assert {"argmin", "argmax"} <= set(targets.CUB_OPS)
+    assert not any(op.startswith("nan") for op in targets.CUB_OPS)
 
 
 def test_the_ops_targets_missed_and_without_figures():
@@ -230,6 +262,8 @@ def _write(tmp_path, document, name="doc.json"):
 
 @pytest.mark.parametrize("document, status", [
     (comparison(op="prod"), 0), (comparison(op="nanmax"), 0),
+    (comparison(op="argmin"), 0), (comparison(op="nanargmin"), 0),
+    (comparison(op="argmax", cub_us={("float32", 1 << 26): 1.0}), 1),
     (comparison(op="prod", cub_us={("float16", 1 << 24): 1.0}), 1)])
 def test_exit_status_on_another_ops_peers(document, status, tmp_path,
                                           capsys):

@@ -285,7 +285,8 @@ def test_the_op_of_a_comparison():
     assert peers.comparison_op(made) == "sum"
 
 
-@pytest.mark.parametrize("op", ["prod", "min", "nanprod", "any"])
+@pytest.mark.parametrize("op", ["prod", "min", "nanprod", "any", "argmin",
+                                "nanargmax"])
 def test_the_comparison_of_another_op(op):
     """Its ratios over its own op's peers (cupy's alone where torch has
     none), its rows looked up by op (the float32 sum baseline of the same

@@ -1,23 +1,41 @@
 """cudareduce._masked against numpy.ma, without a GPU: NumPy stands in for
 the extension's reduction of the filled data, so what is checked is the
 masking itself (fill values, all-masked, counts, mean's dtype and divide,
-the warnings) on numpy.ma's own answers."""
+the warnings) on numpy.ma's own answers.
+
+The index operators (argmin, argmax, nanargmin, nanargmax) are checked the
+same way, against ``MaskedArray.argmin``/``argmax`` and NumPy's
+``nanargmin``/``nanargmax`` of the masked array: masked elements take
+numpy.ma's fill values, the answer is an index (never numpy.ma.masked),
+and an input whose unmasked elements are all NaN is NumPy's "All-NaN slice
+encountered" for the NaN forms."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import numpy.ma as ma
 import pytest
 
 from cudareduce import _masked
+from outcomes import outcome
 from test_inputs_offline import numpy_outcome, same_value
+
+ARG_OPS = ("argmin", "argmax", "nanargmin", "nanargmax")
 
 
 def numpy_run(op: str, data: np.ndarray, dtype):
     """The extension's part, done by NumPy: a plain array's reduction."""
     assert type(data) is np.ndarray, "the extension gets no masked array"
-    if op in ("min", "max"):
+    if op in ("min", "max") or op in ARG_OPS:
         assert dtype is None
         return getattr(np, op)(data)
+    if op in ("nanmin", "nanmax"):
+        # The all-NaN probe of the index operators: NaN, not a warning.
+        assert dtype is None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return getattr(np, op)(data)
     return getattr(np, op)(data, dtype=dtype)
 
 
@@ -68,3 +86,133 @@ def test_extension_refuses_the_raw_data_of_a_masked_array():
     with pytest.raises(TypeError, match="honour its mask"):
         cudareduce._cudareduce.reduce(
             "sum", ma.masked_array([1., 2.], mask=[0, 1]), "fast", 256)
+
+
+# --- argmin, argmax, nanargmin, nanargmax ------------------------------------
+
+def arg_cases():
+    """CASES, and the index operators' own: NaN masked and unmasked, every
+    unmasked element NaN, masked elements that tie the fill value, the
+    dtypes' extremes."""
+    yield from CASES
+    nan, inf = np.nan, np.inf
+    yield "every unmasked NaN", ma.masked_array([1., nan, nan],
+                                                mask=[1, 0, 0])
+    yield "unmasked NaN and masked NaN", ma.masked_array(
+        [nan, nan, 2.], mask=[0, 0, 1])
+    yield "one unmasked NaN", ma.masked_array([nan, 3.], mask=[0, 1])
+    yield "all NaN nomask", ma.masked_array([nan, nan, nan])
+    yield "all NaN mask of all False", ma.masked_array([nan, nan],
+                                                       mask=[0, 0])
+    yield "all NaN all masked", ma.masked_array([nan, nan], mask=[1, 1])
+    yield "NaN then inf", ma.masked_array([nan, inf, 0., -inf],
+                                          mask=[0, 0, 1, 1])
+    yield "NaN then -inf", ma.masked_array([nan, -inf, 0., inf],
+                                           mask=[0, 0, 1, 1])
+    yield "NaN under the mask first", ma.masked_array([nan, 2., 1., 2.],
+                                                      mask=[1, 0, 0, 0])
+    yield "NaN unmasked after the extreme", ma.masked_array(
+        [5., -inf, nan, inf], mask=[1, 0, 0, 0])
+    yield "masked element ties inf", ma.masked_array([0., inf, inf],
+                                                     mask=[1, 0, 0])
+    yield "masked element ties -inf", ma.masked_array([0., -inf],
+                                                      mask=[1, 0])
+    yield "float16 with NaN", ma.masked_array(
+        np.array([3, nan, 1, 1, nan, 7], np.float16),
+        mask=[0, 0, 1, 0, 0, 0])
+    yield "float32 all masked but one NaN", ma.masked_array(
+        np.array([1, 2, nan, 4], np.float32), mask=[1, 1, 0, 1])
+    yield "int8 extremes", ma.masked_array(
+        np.array([5, 127, -128, 127, -128], np.int8), mask=[1, 0, 1, 0, 0])
+    yield "int8 masked ties the fill", ma.masked_array(
+        np.array([0, 127, 127], np.int8), mask=[1, 0, 0])
+    yield "uint64 extremes", ma.masked_array(
+        np.array([7, 2 ** 64 - 1, 0, 2 ** 64 - 1, 0], np.uint64),
+        mask=[0, 1, 1, 0, 0])
+    yield "int64 all masked", ma.masked_array(np.array([3, -3], np.int64),
+                                              mask=[1, 1])
+    yield "bool with a masked False", ma.masked_array(
+        [True, False, False, True], mask=[0, 1, 0, 0])
+    yield "bool all True unmasked", ma.masked_array([False, True, True],
+                                                    mask=[1, 0, 0])
+    yield "bool all False unmasked", ma.masked_array([True, False],
+                                                     mask=[1, 0])
+    yield "bool all masked", ma.masked_array([True, False], mask=[1, 1])
+    yield "2-D with NaN", ma.masked_array([[nan, 2.], [1., -inf]],
+                                          mask=[[0, 0], [0, 1]])
+    yield "2-D transposed", ma.masked_array(
+        np.arange(12.).reshape(3, 4) % 5, mask=np.arange(12) % 4 == 0).T
+    yield "reversed view", ma.masked_array(
+        [4., 1., 1., 9., 9.], mask=[0, 0, 1, 0, 1])[::-1]
+
+
+ARG_CASES = list(arg_cases())
+
+
+def numpy_index(op: str, a: ma.MaskedArray):
+    """NumPy's own answer: the method for argmin/argmax (np.argmin of a
+    masked array is the method), np.nanargmin/np.nanargmax of the masked
+    array for the NaN forms (MaskedArray has no such method)."""
+    if op.startswith("nan"):
+        return getattr(np, op)(a)
+    return getattr(a, op)()
+
+
+@pytest.mark.parametrize("op", ARG_OPS)
+@pytest.mark.parametrize("case", range(len(ARG_CASES)),
+                         ids=[name for name, _ in ARG_CASES])
+def test_index_operators_as_numpy_ma(case, op):
+    _, a = ARG_CASES[case]
+    want = outcome(lambda: numpy_index(op, a))
+    assert want[0][0] is not type(ma.masked), "NumPy gave masked?"
+    got = outcome(lambda: _masked.reduce(op, a, None, numpy_run))
+    assert got == want, (op, a, got, want)
+
+
+def test_index_operators_on_numpys_tricky_cases():
+    # The rules the cases above rely on, as NumPy has them (numpy 2.x): a
+    # fully masked array gives 0, a masked element can be the answer when
+    # it ties the fill value, NaN under the mask does not count and every
+    # unmasked NaN is an error for the NaN forms alone.
+    nan, inf = np.nan, np.inf
+    assert ma.masked_array([1., 2.], mask=[1, 1]).argmin() == 0
+    assert ma.masked_array([0., inf], mask=[1, 0]).argmin() == 0
+    assert ma.masked_array([1., nan, 0.5], mask=[0, 1, 0]).argmin() == 2
+    assert ma.masked_array([1., nan, 0.5], mask=[0, 0, 0]).argmin() == 1
+    every_nan = ma.masked_array([1., nan], mask=[1, 0])
+    assert every_nan.argmax() == 1
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        np.nanargmax(every_nan)
+    assert np.nanargmin(ma.masked_array([nan, nan], mask=[1, 1])) == 0
+
+
+@pytest.mark.parametrize("op", ARG_OPS)
+def test_index_operators_are_one_run_on_the_filled_data(op):
+    # What the extension is asked: the filled array, no dtype=, and (for a
+    # NaN form of a float array) the all-NaN probe; the answer is the run's.
+    a = ma.masked_array([3., np.nan, -1., 7., -1.], mask=[0, 0, 1, 0, 0])
+    calls = []
+
+    def run(name, data, dtype):
+        calls.append(name)
+        return numpy_run(name, data, dtype)
+
+    got = _masked.reduce(op, a, None, run)
+    assert type(got) is np.int64 and got == numpy_index(op, a)
+    assert calls[-1] == op and calls.count(op) == 1, calls
+    assert set(calls) <= {op, "nanmin", "nanmax"}, calls
+
+
+@pytest.mark.parametrize("op", ["nanargmin", "nanargmax"])
+def test_all_nan_probe_leaves_no_warning(op):
+    # The extension's nanmax of an all-NaN array warns, as NumPy's does;
+    # numpy.nanargmin of the masked array raises without a warning.
+    def warning_run(name, data, dtype):
+        if name in ("nanmin", "nanmax"):
+            return getattr(np, name)(data)      # warns on all NaN
+        return numpy_run(name, data, dtype)
+
+    a = ma.masked_array([1., np.nan, np.nan], mask=[1, 0, 0])
+    want = outcome(lambda: getattr(np, op)(a))
+    got = outcome(lambda: _masked.reduce(op, a, None, warning_run))
+    assert got == want == ((ValueError, "All-NaN slice encountered"), ())

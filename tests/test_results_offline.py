@@ -19,7 +19,7 @@ from bench_data import (LADDER, METHODS, OP_PEERS, PEERS,  # noqa: F401
                         STEPS, SYNTHETIC_DEVICE, SYNTHETIC_TIMING,
                         TABLE_ORDER, report_tables, row, sample,
                         synthetic_document)
-from cudareduce import reference
+from cudareduce import _cudareduce, reference
 
 # ---------------------------------------------------------------------------
 # A document with known numbers
@@ -216,6 +216,18 @@ def test_result_gbps_is_bytes_read_per_second_for_each_timing():
     wrong = row("sequential", None, correct=False)
     assert [model.result_gbps(wrong, k) for k in model.TIME_KEYS] == \
         [None, None, None]
+
+
+@pytest.mark.parametrize("op", ["argmin", "nanargmax"])
+def test_an_arg_ops_bytes_are_its_inputs(op):
+    """An arg op gives an int64 index, whatever its input: its GB/s count
+    the input read, as every op's do."""
+    for dtype, nbytes in (("float16", 2 << 20), ("float32", FOUR_MIB),
+                          ("int8", 1 << 20)):
+        r = row("fast", 10.0, n=1 << 20, dtype=dtype, op=op)
+        assert model.result_bytes(r) == nbytes
+        assert model.result_gbps(r, "cold_us") == pytest.approx(
+            nbytes / 10e-6 / 1e9)
 
 
 def test_read_floor_and_percent_use_the_probe_at_the_same_bytes():
@@ -670,7 +682,7 @@ VIOLATIONS = {
                      r"results\[{i}\]\.method: "),
     "bad dtype": (_result("sequential", "dtype", "complex64"),
                   r"results\[{i}\]\.dtype: "),
-    "bad op": (_result("sequential", "op", "argmin"),
+    "bad op": (_result("sequential", "op", "median"),
                r"results\[{i}\]\.op: expected one of \('sum', "),
     "op not a string": (_result("sequential", "op", None),
                         r"results\[{i}\]\.op: "),
@@ -851,19 +863,31 @@ def test_is_peer():
     assert not any(model.is_peer(m) for m in METHODS)
     # every op's peers, and nothing else
     assert model.is_peer("torch.amin") and model.is_peer("cupy.nanprod")
+    assert model.is_peer("torch.argmin") and model.is_peer("cupy.nanargmax")
     assert not model.is_peer("torch.nanprod")
+    assert not model.is_peer("torch.nanargmin")
+    assert not model.is_peer("cupy.nanmin")
     assert not model.is_peer("torch.min") and not model.is_peer("numpy.sum")
 
 
 def test_peers_of_each_op():
     """torch's and cupy's function of each op, torch's where it has one:
-    no nanprod, nanmin, nanmax; its whole-tensor min and max are amin and
-    amax."""
+    no nanprod, nanmin, nanmax, nanargmin, nanargmax; its whole-tensor min
+    and max are amin and amax; cupy's but for nanmin and nanmax."""
     assert model.peers_of() == model.peers_of("sum") == \
         ("torch.sum", "cupy.sum")
     assert {op: list(model.peers_of(op)) for op in model.OPS} == OP_PEERS
     assert list(model.PEER_FUNCTIONS) == ["torch", "cupy"]
     assert model.DEFAULT_OP == model.OPS[0] == "sum"
+
+
+def test_the_ops_are_the_extensions_operators():
+    """One fact in one place: the bench times every operator of the
+    extension, in its order, each the library's function of that name
+    (the call timings call it)."""
+    assert model.OPS == _cudareduce.OPERATORS
+    assert set(model.OPS) >= {"sum", "min", "argmin", "nanargmax"}
+    assert all(callable(getattr(cudareduce, op)) for op in model.OPS)
 
 
 def test_op_of_a_result_or_document():

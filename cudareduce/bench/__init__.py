@@ -33,10 +33,12 @@ How a figure is measured
   sign, of magnitude up to 1000 -- for float32 fewer as n grows
   (:func:`value_limit`); for products ones with a dozen factors of -1, 2
   and 0.5 (floats) or 2, 3, -1; for min and max integers with each end of
-  their range once; for any and all zeros or non-zeros with a few of the
-  other; a few NaNs for the NaN-skipping ops on floats.  The data's values
-  do not change a kernel's time (no denormals, no data-dependent
-  branches).
+  their range once; for their places (argmin, ..., nanargmax) the same
+  but for one end twice or thrice (the first of equal extremes decides),
+  and for argmin and argmax on floats half the time one NaN, which then
+  decides; for any and all zeros or non-zeros with a few of the other; a
+  few NaNs for the NaN-skipping ops on floats.  The data's values do not
+  change a kernel's time (no denormals, no data-dependent branches).
 - Each method's result is checked against NumPy's answer computed exactly
   (:func:`reference_result`) *before* it is timed (a short pilot run), and
   after every timing: it must equal it, NaN as NaN.  Every element of a
@@ -72,7 +74,8 @@ How a figure is measured
 Units
 -----
 - A timing's GB/s is bytes *read* (``n * itemsize`` of the input) per
-  second, in 1e9 bytes/s, whatever the op.
+  second, in 1e9 bytes/s, whatever the op and its result (an arg op's
+  int64 index).
 - "% read" is the read probe's time over the method's at the same size,
   timed the same way: how close the method comes to only reading its input.
 - Step speedup: the previous method's cold time over this one's (ladder
@@ -94,8 +97,9 @@ for ``cub`` and the peers, whose launches are their own), ``reps`` and
 ``correct``.  Peers appear as methods named for their library's function
 of the op (:func:`peers_of`): ``"torch.sum"`` and ``"cupy.sum"`` for sums,
 ``"torch.amin"`` and ``"cupy.min"`` for min, ``"cupy.nanprod"`` alone for
-nanprod, ...; a peer whose function refuses the dtype (tried on one
-element first: PyTorch's mean refuses integers, for one) is left out.
+nanprod, ``"torch.argmin"`` and ``"cupy.argmin"`` for argmin, ...; a peer
+whose function refuses the dtype (tried on one element first: PyTorch's
+mean refuses integers, its argmin bool) is left out.
 Their ``threads`` is the run's setting (they choose their own launches).
 
 The ``--peers`` document (``--peers --json``)

@@ -13,11 +13,17 @@ a computed result against NumPy's answer on the same data.
 - Extremes (``min``, ``max``, ``nanmin``, ``nanmax``): random integers
   strictly inside a range, and each end of it once at a random place, so
   that one element decides each answer.
+- Their places (``argmin``, ``argmax``, ``nanargmin``, ``nanargmax``): the
+  same random integers, one end of the range at one random place and the
+  other at 2 to :data:`TIE_COUNT` (ties: the first is the answer), either
+  way round at random; bool: one value, the ends at their places.
+  ``argmin`` and ``argmax`` on floats: half the time one NaN besides,
+  which then decides (NumPy's NaN comes before any number).
 - ``any``: zeros with up to :data:`FEW` non-zero elements; ``all``:
   non-zero elements (a sum's) with up to :data:`FEW` zeros; none of them
   at times, so that each answer comes out both ways.
 - The NaN-skipping ops on floats: :data:`NAN_COUNT` NaNs at random places
-  besides (at most half the elements).
+  besides (at most half the elements, none where an answer is decided).
 
 The deciding elements are sometimes the last (:func:`_places`): a method
 that drops the tail is caught.
@@ -33,7 +39,8 @@ import numpy as np
 from cudareduce.results import DEFAULT_OP
 
 __all__ = ["FACTORS", "FACTOR_COUNT", "FEW", "MAX_MAGNITUDE", "NAN_COUNT",
-           "is_correct", "random_array", "reference_result", "value_limit"]
+           "TIE_COUNT", "is_correct", "random_array", "reference_result",
+           "value_limit"]
 
 #: The largest magnitude of the data, where the dtype holds it.
 MAX_MAGNITUDE = 1000
@@ -46,6 +53,9 @@ FACTORS = {"f": (-1.0, 2.0, 0.5), "i": (2, 3, -1), "u": (2, 3)}
 FEW = 3
 #: How many NaNs the data of a NaN-skipping op holds, on floats.
 NAN_COUNT = 8
+#: One end of an arg op's data is at one place, the other at 2 to this
+#: many places (ties: the first is the answer).
+TIE_COUNT = 3
 
 
 def _largest(dtype: str) -> int:
@@ -129,19 +139,68 @@ def _factors(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     return a, places
 
 
+def _ends(dtype: str) -> tuple[int, int]:
+    """(low, high) of the extremes' data: -1000..1000, or 0.. for unsigned
+    integers and bool, as the dtype holds them (:func:`_largest`)."""
+    high = _largest(dtype)
+    return (0 if np.dtype(dtype).kind in "bu" else -high), high
+
+
 def _extremes(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     """Min's and max's data: random integers strictly inside [low, high]
-    (-1000..1000, or 0.. for unsigned integers, as the dtype holds them),
-    and low and high once each at random places (bool, with nothing
-    strictly inside: random bools)."""
-    high = _largest(dtype)
-    low = 0 if np.dtype(dtype).kind in "bu" else -high
+    (:func:`_ends`), and low and high once each at random places (bool,
+    with nothing strictly inside: random bools)."""
+    low, high = _ends(dtype)
     inside = (low + 1, high - 1) if high - low > 1 else (low, high)
     a = rng.integers(*inside, size=n, dtype=np.int32,
                      endpoint=True).astype(dtype)
     ends = _places(rng, n, 2)
     a[ends] = np.array([low, high], dtype)[:ends.size]
     return a, ends
+
+
+def _ties(rng: np.random.Generator, n: int, dtype: str) -> _Data:
+    """The arg ops' data: random integers strictly inside [low, high]
+    (:func:`_ends`), one end (either, at random) at one random place and
+    the other at 2 to :data:`TIE_COUNT`, so that the first of equal
+    extremes is the answer; the lone end is the last element's where the
+    last is among the places (half the time, :func:`_places`).  Bool, with
+    nothing strictly inside: one value at random, and the ends at their
+    places."""
+    low, high = _ends(dtype)
+    if high - low > 1:
+        a = rng.integers(low + 1, high - 1, size=n, dtype=np.int32,
+                         endpoint=True).astype(dtype)
+    else:
+        a = np.full(n, rng.integers(2), dtype)
+    lone, tied = rng.permutation(np.array([low, high], dtype))
+    places = _places(rng, n, 1 + int(rng.integers(2, TIE_COUNT,
+                                                  endpoint=True)))
+    # A tied end would decide only by its first place, never the last.
+    places = np.concatenate([places[places == n - 1],
+                             places[places != n - 1]])
+    a[places[:1]] = lone
+    a[places[1:]] = tied
+    return a, places
+
+
+def _ties_or_nan(rng: np.random.Generator, n: int, dtype: str) -> _Data:
+    """Argmin's and argmax's data: :func:`_ties`, and on floats half the
+    time one NaN at a random place, which then decides (NumPy's NaN comes
+    before any number).
+
+    One NaN, not several: of two NaNs, CuPy's argmin and argmax keep the
+    left operand of their combine (cupy_cub.cu's ArgMin and ArgMax,
+    _routines_statistics.pyx's my_argmin_float), which need not be the
+    first in the array: they would come out WRONG at random, their times
+    lost.  Ours are held to the first of several NaNs by the operators'
+    GPU tests.
+    """
+    a, places = _ties(rng, n, dtype)
+    if a.dtype.kind == "f" and rng.integers(2):
+        places = _places(rng, n, 1)
+        a[places] = np.nan
+    return a, places
 
 
 def _few(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -175,6 +234,8 @@ _DATA: dict[str, Callable[[np.random.Generator, int, str], _Data]] = {
     "min": _extremes, "max": _extremes, "nanmin": _extremes,
     "nanmax": _extremes,
     "any": _mostly_zeros, "all": _mostly_nonzero,
+    "argmin": _ties_or_nan, "argmax": _ties_or_nan, "nanargmin": _ties,
+    "nanargmax": _ties,
 }
 
 
@@ -210,8 +271,8 @@ def reference_result(a: np.ndarray, op: str = DEFAULT_OP) -> Any:
     2^24); for the other dtypes the rounding changes nothing
     (:func:`value_limit`).  The mean is NumPy's: its accumulator (float32
     for float16 and float32, else float64) sums the data exactly, and its
-    divide is the one to match.  Extremes, any and all select an element:
-    NumPy's answer is exact.
+    divide is the one to match.  Extremes, any and all select an element,
+    the arg ops its index (an int64): NumPy's answer is exact.
     """
     function = getattr(np, op)
     if op not in _ACCUMULATING:

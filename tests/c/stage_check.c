@@ -20,9 +20,13 @@
 #define N ((int64_t)1 << 20)
 #define JOBS 60
 
+/* The view of `data` (its first element in C order) copied from element
+ * `first` on, its layout kept in C order if `c_order`, against every
+ * element's own address. */
 static int
-check_strided(cr_stager *stager, const int32_t *src, int32_t *dst, int ndim,
-              const int64_t *shape, const int64_t *strides, int64_t first)
+check_strided(cr_stager *stager, const int32_t *data, int32_t *dst, int ndim,
+              const int64_t *shape, const int64_t *strides, int64_t first,
+              int c_order)
 {
     cr_error error;
     cr_layout layout;
@@ -30,13 +34,13 @@ check_strided(cr_stager *stager, const int32_t *src, int32_t *dst, int ndim,
     for (int d = 0; d < ndim; d++) {
         size *= shape[d];
     }
-    if (cr_plan_layout(ndim, shape, strides, sizeof(int32_t), &layout,
-                       &error) != CR_OK) {
+    if (cr_plan_layout(ndim, shape, strides, sizeof(int32_t), c_order,
+                       &layout, &error) != CR_OK) {
         printf("layout refused: %s\n", error.message);
         return 1;
     }
     memset(dst, 0xff, (size_t)(size - first) * sizeof(int32_t));
-    cr_stager_copy(stager, src, &layout, sizeof(int32_t), first,
+    cr_stager_copy(stager, data, &layout, sizeof(int32_t), first,
                    size - first, dst);
     for (int64_t i = first; i < size; i++) {
         /* The C-order multi-index of element i, then its address. */
@@ -45,7 +49,7 @@ check_strided(cr_stager *stager, const int32_t *src, int32_t *dst, int ndim,
             at += rest % shape[d] * strides[d];
             rest /= shape[d];
         }
-        if (dst[i - first] != src[at / (int64_t)sizeof(int32_t)]) {
+        if (dst[i - first] != data[at / (int64_t)sizeof(int32_t)]) {
             printf("%d-D view, element %lld wrong\n", ndim, (long long)i);
             return 1;
         }
@@ -88,14 +92,20 @@ check_pool(int threads, unsigned seed)
             goto done;
         }
         if (job % 20 == 0) {
-            /* Every third element of 300 rows of 3000, and a 3-D view. */
+            /* Every third element of 300 rows of 3000, and a 3-D view;
+             * the first reversed both ways and transposed, in C order
+             * (an index operator's), from its last element's address. */
             const int64_t shape2[2] = {300, 1000};
             const int64_t strides2[2] = {3000 * 4, 3 * 4};
             const int64_t shape3[3] = {3, 97, 999};
             const int64_t strides3[3] = {3000 * 4 * 100, 3000 * 4, 3 * 4};
-            if (check_strided(stager, src, dst, 2, shape2, strides2, 0)
+            const int64_t reversed_shape[2] = {1000, 300};
+            const int64_t reversed_strides[2] = {-3 * 4, -3000 * 4};
+            if (check_strided(stager, src, dst, 2, shape2, strides2, 0, 0)
                 || check_strided(stager, src, dst, 3, shape3, strides3,
-                                 1234)) {
+                                 1234, 0)
+                || check_strided(stager, src + 299 * 3000 + 999 * 3, dst, 2,
+                                 reversed_shape, reversed_strides, 77, 1)) {
                 printf("threads %d, job %d\n", threads, job);
                 goto done;
             }
