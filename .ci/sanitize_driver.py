@@ -230,7 +230,7 @@ def main() -> int:
                     combo = (m * len(ops) + o) * len(DTYPES) + d
                     # (m, o) steps the kind at each (dtype, size), and the
                     # size steps it for each combination.
-                    kind = kinds[(m * len(OPS) + o + d + s) % len(kinds)]
+                    kind = kinds[(m * len(ops) + o + d + s) % len(kinds)]
                     threads = THREADS[(combo * 3 + s) % len(THREADS)]
                     data = "prod" if op.endswith("prod") else "sum"
                     if (kind, data) not in made:
