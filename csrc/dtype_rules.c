@@ -118,6 +118,12 @@ crpy_result_dtypes(const crpy_operator *op, const crpy_dtype *input,
         if ((given = crpy_lookup_dtype(requested)) == NULL) {
             return -1;
         }
+        if (op->float_dtype_for_floats && input->kind == 'f'
+            && given->kind != 'f') {
+            PyErr_SetString(PyExc_TypeError,
+                            "If a is inexact, then dtype must be inexact");
+            return -1;
+        }
     }
     *reduced = given ? given : op->reduced_dtype(input);
     *result = given ? given : op->result_dtype(input);

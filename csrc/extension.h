@@ -74,11 +74,16 @@ typedef struct crpy_operator {
     const crpy_dtype *(*reduced_dtype)(const crpy_dtype *input);
     const crpy_dtype *(*result_dtype)(const crpy_dtype *input);
     /* The result from the reduction's value (a NumPy scalar of the reduced
-     * dtype) and the element count; NULL: the value is the result. */
+     * dtype) and the element count (nanmean's: of the non-NaN elements);
+     * NULL: the value is the result. */
     PyObject *(*finish)(PyObject *reduction, int64_t n,
                         const crpy_dtype *result);
     /* finish divides by the count (cuda/ does the same for a device out). */
     int divides_by_count;
+    /* numpy.nanmean: a float input takes only a float dtype= (NumPy's
+     * TypeError), and any other is reduced by `others_as`, numpy.mean. */
+    int float_dtype_for_floats;
+    const char *others_as;
     /* The result is one of the elements or its index (min, max, any, all,
      * argmin, argmax and their NaN forms): no floating-point warning can
      * arise. */
@@ -87,6 +92,10 @@ typedef struct crpy_operator {
 
 /* The operator named `name` (a str); NULL with ValueError if none. */
 const crpy_operator *crpy_operator_named(PyObject *name);
+/* The operator that reduces `input` for `op`: its others_as where it
+ * names one and the input is not a float, else `op`. */
+const crpy_operator *crpy_operator_for(const crpy_operator *op,
+                                       const crpy_dtype *input);
 /* The sum's row (the plan reports a sum's). */
 const crpy_operator *crpy_sum_operator(void);
 /* The operators' names, a tuple in the table's order; NULL with an

@@ -115,6 +115,7 @@ typedef union {
     double d;
     npy_bool b;
     cr_indexed_result indexed;
+    cr_counted_result counted;
 } result_value;
 
 /* The value at `value`, of NumPy type `from`, as a NumPy scalar of type
@@ -420,9 +421,12 @@ open_reduction_call(PyObject *op_name, PyObject *obj, PyObject *method_name,
         || parse_threads(threads_obj, &request->threads) < 0
         || crpy_acquire_input(obj, cr_op_gives_index(call->op->kernel_op),
                               stream_given, stream, &call->input) < 0
-        || check_axis(axis, call->input.ndim) < 0
-        || crpy_result_dtypes(call->op, call->input.dtype, requested,
-                              &call->reduced, &call->result) < 0) {
+        || check_axis(axis, call->input.ndim) < 0) {
+        return -1;
+    }
+    call->op = crpy_operator_for(call->op, call->input.dtype);
+    if (crpy_result_dtypes(call->op, call->input.dtype, requested,
+                           &call->reduced, &call->result) < 0) {
         return -1;
     }
     request->data = call->input.data;
@@ -437,15 +441,20 @@ open_reduction_call(PyObject *op_name, PyObject *obj, PyObject *method_name,
 }
 
 /* The operator's result from the reduction's value, boxed as a scalar of
- * the reduced dtype (NULL: an exception is set): the operator's finishing
- * step (mean's divide), or the value itself. */
+ * the reduced dtype (NULL: an exception is set), and cr_reduce's `value`:
+ * the operator's finishing step (mean's divide, by the count of the
+ * elements summed), or the value itself. */
 static PyObject *
-finish_reduction_call(const reduction_call *call, PyObject *reduction)
+finish_reduction_call(const reduction_call *call, const result_value *value,
+                      PyObject *reduction)
 {
     if (reduction == NULL || call->op->finish == NULL) {
         return Py_XNewRef(reduction);
     }
-    return call->op->finish(reduction, call->request.n, call->result);
+    return call->op->finish(reduction,
+                            cr_op_counts(call->request.op)
+                                ? value->counted.count : call->request.n,
+                            call->result);
 }
 
 static void
@@ -522,7 +531,7 @@ PyDoc_STRVAR(reduce_doc,
 "       out=None)\n--\n\n"
 "Reduce all elements of the array-like `a` with operator `op` (one of\n"
 "OPERATORS: 'sum', 'prod', 'mean', 'min', 'max', 'any', 'all',\n"
-"'nansum', 'nanprod', 'nanmin', 'nanmax', 'argmin', 'argmax',\n"
+"'nansum', 'nanprod', 'nanmin', 'nanmax', 'nanmean', 'argmin', 'argmax',\n"
 "'nanargmin', 'nanargmax') on the GPU; returns a NumPy scalar of\n"
 "NumPy's result dtype (or `dtype`; an index operator's intp index, in\n"
 "the C order of `a`), with NumPy's floating-point warnings.\n"
@@ -608,7 +617,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         && (call.op->selects_element
             || report_like_numpy(state, &call.request, call.input.dtype,
                                  call.reduced, reduction) == 0)) {
-        result = finish_reduction_call(&call, reduction);
+        result = finish_reduction_call(&call, &value, reduction);
     }
     if (result != NULL && out != Py_None
         && PyArray_SETITEM((PyArrayObject *)out,
@@ -732,7 +741,7 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         goto done;
     }
     scalar = box_result(&value, &call.request, call.reduced);
-    Py_XSETREF(scalar, finish_reduction_call(&call, scalar));
+    Py_XSETREF(scalar, finish_reduction_call(&call, &value, scalar));
     times = times_to_list(times_ms, reps);
     if (timing.mode != CR_TIMING_COLD) {
         pass_lists = Py_NewRef(Py_None);

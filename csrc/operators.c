@@ -5,6 +5,7 @@
 #include "extension.h"
 
 #include <math.h>
+#include <string.h>
 
 /* numpy.mean's last step: the sum divided by the count, with NumPy's own
  * scalar arithmetic (so its rounding and its divide warnings), then made a
@@ -27,6 +28,26 @@ finish_mean(PyObject *sum, int64_t n, const crpy_dtype *result)
     Py_XDECREF(type);
     Py_XDECREF(intp);
     return mean;
+}
+
+/* numpy.nanmean of floats: the sum of the non-NaN elements over their
+ * count as numpy.mean divides; none (every element NaN, or none at all):
+ * NaN with NumPy's warning only, since numpy.nanmean divides under
+ * errstate(invalid="ignore"). */
+static PyObject *
+finish_nanmean(PyObject *sum, int64_t count, const crpy_dtype *result)
+{
+    if (count > 0) {
+        return finish_mean(sum, count, result);
+    }
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice", 2) < 0) {
+        return NULL;
+    }
+    PyArray_Descr *type = PyArray_DescrFromType(result->typenum);
+    PyObject *nan = type == NULL ? NULL : PyObject_CallFunction(
+        (PyObject *)type->typeobj, "d", Py_NAN);
+    Py_XDECREF(type);
+    return nan;
 }
 
 /* numpy.nanmin and nanmax: NaN where every element is NaN, with NumPy's
@@ -92,6 +113,10 @@ static const crpy_operator operators[] = {
      .reduced_dtype = crpy_same_dtype, .result_dtype = crpy_same_dtype,
      .finish = finish_nan_extremum,
      .selects_element = 1},
+    {.name = "nanmean", .kernel_op = CR_OP_NANMEAN, .takes_dtype = 1,
+     .reduced_dtype = crpy_numpy_sum_dtype, .result_dtype = crpy_same_dtype,
+     .finish = finish_nanmean, .divides_by_count = 1,
+     .float_dtype_for_floats = 1, .others_as = "mean"},
     {.name = "argmin", .kernel_op = CR_OP_ARGMIN,
      .empty_error = "attempt to get argmin of an empty sequence",
      .reduced_dtype = crpy_index_dtype, .result_dtype = crpy_index_dtype,
@@ -122,6 +147,18 @@ crpy_operator_named(PyObject *name)
     }
     PyErr_Format(PyExc_ValueError, "unknown operator %R", name);
     return NULL;
+}
+
+const crpy_operator *
+crpy_operator_for(const crpy_operator *op, const crpy_dtype *input)
+{
+    for (size_t o = 0; op->others_as != NULL && input->kind != 'f'
+                       && o < OPERATOR_COUNT; o++) {
+        if (strcmp(operators[o].name, op->others_as) == 0) {
+            return &operators[o];
+        }
+    }
+    return op;
 }
 
 const crpy_operator *

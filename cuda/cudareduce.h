@@ -49,7 +49,7 @@ typedef enum {
 
 /* The kernels' operators, one row each:
  *
- *   X(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, INDEX)
+ *   X(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, RESULT)
  *
  * NAME: the cr_op, CR_OP_ left out.  ACCUMULATOR: the types.def column
  * that gives its accumulator from the result type (for an INDEX operator,
@@ -58,25 +58,28 @@ typedef enum {
  * whose NaNs a cast pass has replaced by the identity).  IDENTITY: 0 or 1,
  * the result of an empty reduction and what a NaN-skipping sum or product
  * puts in place of a NaN; NONE where an empty reduction has no result.
- * INDEX: 1 where the result is the C-order index of an element (argmin
- * and argmax: the first of the extreme; cr_indexed_result).  A mean is a
+ * RESULT: VALUE, the accumulator's value; INDEX, the C-order index of an
+ * element (argmin and argmax: the first of the extreme;
+ * cr_indexed_result); COUNT, a sum beside the count of the elements in it
+ * (numpy.nanmean's, of the non-NaN ones; cr_counted_result).  A mean is a
  * sum divided by the count afterwards; into bool a sum is a logical or and
  * a product a logical and (any and all), as min and max of bool are. */
 #define CR_OPS(X)                                                          \
-    X(SUM, SUM_ACC, SUM, 0, 0)                                             \
-    X(PROD, SUM_ACC, PROD, 1, 0)                                           \
-    X(MIN, MINMAX_ACC, MIN, NONE, 0)                                       \
-    X(MAX, MINMAX_ACC, MAX, NONE, 0)                                       \
-    X(NANSUM, SUM_ACC, SUM, 0, 0)                                          \
-    X(NANPROD, SUM_ACC, PROD, 1, 0)                                        \
-    X(NANMIN, MINMAX_ACC, MIN, NONE, 0)                                    \
-    X(NANMAX, MINMAX_ACC, MAX, NONE, 0)                                    \
-    X(ARGMIN, MINMAX_ACC, ARGMIN, NONE, 1)                                 \
-    X(ARGMAX, MINMAX_ACC, ARGMAX, NONE, 1)                                 \
-    X(NANARGMIN, MINMAX_ACC, ARGMIN, NONE, 1)                              \
-    X(NANARGMAX, MINMAX_ACC, ARGMAX, NONE, 1)
+    X(SUM, SUM_ACC, SUM, 0, VALUE)                                         \
+    X(PROD, SUM_ACC, PROD, 1, VALUE)                                       \
+    X(MIN, MINMAX_ACC, MIN, NONE, VALUE)                                   \
+    X(MAX, MINMAX_ACC, MAX, NONE, VALUE)                                   \
+    X(NANSUM, SUM_ACC, SUM, 0, VALUE)                                      \
+    X(NANPROD, SUM_ACC, PROD, 1, VALUE)                                    \
+    X(NANMIN, MINMAX_ACC, MIN, NONE, VALUE)                                \
+    X(NANMAX, MINMAX_ACC, MAX, NONE, VALUE)                                \
+    X(ARGMIN, MINMAX_ACC, ARGMIN, NONE, INDEX)                             \
+    X(ARGMAX, MINMAX_ACC, ARGMAX, NONE, INDEX)                             \
+    X(NANARGMIN, MINMAX_ACC, ARGMIN, NONE, INDEX)                          \
+    X(NANARGMAX, MINMAX_ACC, ARGMAX, NONE, INDEX)                          \
+    X(NANMEAN, SUM_ACC, SUM, 0, COUNT)
 
-#define CR_OP_ENUMERATOR(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, INDEX)  \
+#define CR_OP_ENUMERATOR(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, RESULT) \
     CR_OP_##NAME,
 typedef enum {
     CR_OPS(CR_OP_ENUMERATOR)
@@ -152,11 +155,13 @@ cr_type cr_accumulator_type(cr_type result, cr_op op);
 /* The facts of CR_OPS' row of `op`.  cr_op_identity: 0 where an empty
  * reduction has no result, else 1 with the identity in *identity.
  * cr_op_skips_nan: 1 for an operator that skips NaN elements (its
- * WITHOUT_NAN is another operator). */
+ * WITHOUT_NAN is another operator).  cr_op_gives_index, cr_op_counts: its
+ * RESULT is INDEX, COUNT. */
 cr_op cr_op_without_nan(cr_op op);
 int cr_op_skips_nan(cr_op op);
 int cr_op_identity(cr_op op, int *identity);
 int cr_op_gives_index(cr_op op);
+int cr_op_counts(cr_op op);
 
 /* The result of an INDEX operator (CR_OPS): the element's C-order index,
  * and its value as the accumulator type `acc` at the start of `value`.
@@ -167,11 +172,20 @@ typedef struct {
     unsigned char value[8];
 } cr_indexed_result;
 
+/* The result of a COUNT operator (numpy.nanmean): the sum of the
+ * non-NaN elements as the accumulator type `acc` at the start of `sum`,
+ * and their count. */
+typedef struct {
+    unsigned char sum[8];
+    int64_t count;
+} cr_counted_result;
+
 /* The bytes of a reduction's result with accumulator `acc` and operator
- * `op`: the accumulator's, or a cr_indexed_result's. */
+ * `op`: the accumulator's, a cr_indexed_result's or a
+ * cr_counted_result's. */
 size_t cr_result_size(cr_type acc, cr_op op);
-/* The type of the value at the start of that result: `acc`, or int64
- * (the index). */
+/* The type of the value at the start of that result: `acc` (a COUNT
+ * operator's sum), or int64 (the index). */
 cr_type cr_result_value_type(cr_type acc, cr_op op);
 
 /* What the kernels do for NumPy's reduction of `type` elements into

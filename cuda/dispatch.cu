@@ -65,14 +65,19 @@ route_request(const cr_request *request, cr_route *route, cr_error *error)
         route->entry = find_entry(request->type, request->acc, request->op);
     }
     if (route->entry == NULL) {
-        const int skips_nan = cr_op_skips_nan(request->op);
+        /* An operator that counts its non-NaN elements (nanmean) keeps
+         * them NaN through a cast between floats. */
+        const int counts = cr_op_counts(request->op);
+        const int skips_nan = cr_op_skips_nan(request->op) && !counts;
         route->staged = request->cast != request->type ? request->cast
                                                        : request->acc;
         route->nan_to_identity = skips_nan
             && cr_op_identity(request->op, &route->identity);
         if (!skips_nan || route->nan_to_identity) {
             route->entry = find_entry(route->staged, request->acc,
-                                      cr_op_without_nan(request->op));
+                                      counts ? request->op
+                                             : cr_op_without_nan(
+                                                   request->op));
         }
     }
     if (route->entry == NULL) {

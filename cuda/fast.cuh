@@ -117,10 +117,10 @@ __device__ __forceinline__ Acc combine_vector(const uint4 &bits,
         return Acc{first + part[0].index, part[0].value};
     }
     else {
-        Acc v = to_accumulator<Acc>(items[0]);
+        Acc v = to_accumulator<Acc>(items[0], first);
 #pragma unroll
         for (int k = 1; k < VEC; k++) {
-            v = op(v, to_accumulator<Acc>(items[k]));
+            v = op(v, to_accumulator<Acc>(items[k], first + k));
         }
         return v;
     }

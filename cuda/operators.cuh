@@ -182,6 +182,37 @@ struct NanArgExtremeOp : choosing<NanArgExtremeOp<V, MAX>, V> {
     }
 };
 
+/* The accumulator of numpy.nanmean: the sum of the non-NaN elements and
+ * their count, laid out as cudareduce.h's cr_counted_result. */
+template <class V>
+struct counted {
+    V sum;
+    int64_t count;
+};
+
+static_assert(sizeof(counted<double>) == sizeof(cr_counted_result)
+              && sizeof(counted<float>) == sizeof(cr_counted_result)
+              && offsetof(counted<float>, count)
+                     == offsetof(cr_counted_result, count),
+              "counted<V> is laid out as cr_counted_result");
+
+template <class Acc>
+struct is_counted : cuda::std::false_type {};
+template <class V>
+struct is_counted<counted<V>> : cuda::std::true_type {};
+
+template <class V>
+struct NanMeanOp {
+    __host__ __device__ static constexpr counted<V> identity()
+    {
+        return {V(0), 0};
+    }
+    __device__ counted<V> operator()(counted<V> a, counted<V> b) const
+    {
+        return {a.sum + b.sum, a.count + b.count};
+    }
+};
+
 template <class V>
 using ArgMinOp = ArgExtremeOp<V, false>;
 template <class V>
@@ -252,13 +283,22 @@ __device__ __forceinline__ Acc to_accumulator(skip_nan<T, Op> x)
 
 /* The element of C-order index `index` (in the input the kernel reads) as
  * the accumulator: its value, with its index where the accumulator keeps
- * one, unless the element is an accumulator already (a partial of an
- * earlier pass, which carries its own). */
+ * one, or counted (0 and 0 for a NaN) where it counts, unless the element
+ * is an accumulator already (a partial of an earlier pass, which carries
+ * its own). */
 template <class Acc, class T>
 __device__ __forceinline__ Acc to_accumulator(T x, int64_t index)
 {
-    if constexpr (is_indexed<Acc>::value && !cuda::std::is_same_v<T, Acc>) {
+    if constexpr (cuda::std::is_same_v<T, Acc>) {
+        return x;
+    }
+    else if constexpr (is_indexed<Acc>::value) {
         return Acc{index, to_accumulator<decltype(Acc::value)>(x)};
+    }
+    else if constexpr (is_counted<Acc>::value) {
+        const auto v = to_accumulator<decltype(Acc::sum)>(x);
+        const bool number = v == v;
+        return Acc{number ? v : decltype(v)(0), number};
     }
     else {
         return to_accumulator<Acc>(x);

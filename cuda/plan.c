@@ -99,13 +99,14 @@ cr_type_size(cr_type type)
 
 /* CR_OPS' rows: the index is the cr_op value.  NONE is no identity. */
 #define NONE (-1)
-#define OP_FACTS(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, INDEX)          \
-    {ACCUMULATOR##_COLUMN, CR_OP_##WITHOUT_NAN, IDENTITY, INDEX},
+enum { VALUE, INDEX, COUNT };
+#define OP_FACTS(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, RESULT)         \
+    {ACCUMULATOR##_COLUMN, CR_OP_##WITHOUT_NAN, IDENTITY, RESULT},
 static const struct {
     int accumulator;            /* the column of type_facts */
     cr_op without_nan;
     int identity;
-    int index;
+    int result;                 /* VALUE, INDEX or COUNT */
 } op_facts[CR_OP_COUNT] = {CR_OPS(OP_FACTS)};
 #undef OP_FACTS
 #undef NONE
@@ -150,13 +151,20 @@ cr_op_identity(cr_op op, int *identity)
 int
 cr_op_gives_index(cr_op op)
 {
-    return op_is_valid(op) && op_facts[op].index;
+    return op_is_valid(op) && op_facts[op].result == INDEX;
+}
+
+int
+cr_op_counts(cr_op op)
+{
+    return op_is_valid(op) && op_facts[op].result == COUNT;
 }
 
 size_t
 cr_result_size(cr_type acc, cr_op op)
 {
     return cr_op_gives_index(op) ? sizeof(cr_indexed_result)
+           : cr_op_counts(op)    ? sizeof(cr_counted_result)
                                  : cr_type_size(acc);
 }
 

@@ -161,9 +161,10 @@ done:
     return status;
 }
 
-/* Element i as the accumulator, for CUB: with its index, for argmin. */
+/* Element i as the accumulator, for CUB: with its index, for argmin, or
+ * counted, for nanmean. */
 template <class T, class Acc>
-struct element_with_index {
+struct element_as_accumulator {
     const T *in;
     __device__ Acc operator()(int64_t i) const
     {
@@ -173,9 +174,9 @@ struct element_with_index {
 
 /* CUB reads the elements through a pointer (its vectorized loads) where
  * the accumulator is their value alone, else through an iterator that
- * pairs each with its index.  (cub::DeviceReduce::ArgMin's order is `<`
- * alone, which NaN defeats: NumPy's NaN rules need Reduce with our
- * operator.) */
+ * pairs each with its index or its count.  (cub::DeviceReduce::ArgMin's
+ * order is `<` alone, which NaN defeats: NumPy's NaN rules need Reduce
+ * with our operator.) */
 template <class T, class Acc, class Op>
 cr_status
 run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
@@ -183,12 +184,12 @@ run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
 {
     cr_status status = CR_OK;
     const T *elements = static_cast<const T *>(in);
-    if constexpr (is_indexed<Acc>::value) {
+    if constexpr (!cuda::std::is_arithmetic_v<Acc>) {
         CR_CHECK(cub::DeviceReduce::Reduce(
             temp, *temp_bytes,
             thrust::make_transform_iterator(
                 thrust::counting_iterator<int64_t>(0),
-                element_with_index<T, Acc>{elements}),
+                element_as_accumulator<T, Acc>{elements}),
             static_cast<Acc *>(result), n, Op(), Op::identity(), stream));
     }
     else {

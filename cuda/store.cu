@@ -2,7 +2,8 @@
  * as csrc/ takes it on the host for a result returned to Python: NumPy's
  * unsafe cast of the accumulator's value to the reduced dtype, and for a
  * mean the divide by the count in double (`ret / rcount`, an intp) and the
- * cast to the result dtype; of argmin and argmax, the index.  One thread,
+ * cast to the result dtype (nanmean's by the count of its non-NaN
+ * elements); of argmin and argmax, the index.  One thread,
  * one small kernel: the types are read at run time from types.def's
  * rows. */
 #include <cuda_fp16.h>
@@ -125,10 +126,11 @@ typedef struct {
 
 /* The stored value is the result's first one, of type `value_type` (an
  * index operator's index); with `none_if_nan`, the index is -1 where the
- * value beside it, of type `acc`, is NaN (every element was). */
+ * value beside it, of type `acc`, is NaN (every element was).  A divide
+ * is by n, or with `counted` by the count beside the sum. */
 __global__ void
 store_result(const void *device_value, result_bytes host_bytes,
-             cr_type value_type, cr_type acc, int none_if_nan,
+             cr_type value_type, cr_type acc, int none_if_nan, int counted,
              cr_type reduced, int divide, int64_t n, cr_type result,
              void *out)
 {
@@ -142,6 +144,9 @@ store_result(const void *device_value, result_bytes host_bytes,
         if (beside.d != beside.d) {
             value = value_of((int64_t)-1);
         }
+    }
+    if (counted) {
+        memcpy(&n, bytes + offsetof(cr_counted_result, count), sizeof(n));
     }
     /* The value as the reduced type, then (a mean) the quotient. */
     uint64_t reduced_bits = 0;
@@ -160,8 +165,9 @@ store_result(const void *device_value, result_bytes host_bytes,
 int
 cr_store_is_copy(const cr_request *request)
 {
-    return !cr_op_gives_index(request->op) && !request->divide_by_n
-           && request->reduced == request->acc
+    return cr_result_size(request->acc, request->op)
+               == cr_type_size(request->acc)
+           && !request->divide_by_n && request->reduced == request->acc
            && request->result == request->acc;
 }
 
@@ -179,7 +185,8 @@ cr_store_result(const cr_request *request, const void *device_value,
     store_result<<<1, 1, 0, stream>>>(
         device_value, host_bytes,
         cr_result_value_type(request->acc, request->op), request->acc,
-        indexed && cr_op_skips_nan(request->op), request->reduced,
+        indexed && cr_op_skips_nan(request->op),
+        cr_op_counts(request->op), request->reduced,
         request->divide_by_n, request->n, request->result, request->out);
     CR_CHECK(cudaGetLastError());
 done:

@@ -12,8 +12,9 @@ int cr_store_is_copy(const cr_request *request);
 
 /* Queues, on `stream`, the store of the accumulator's value (of type
  * request->acc; an index operator's index) into request->out, finished as
- * cr_request says: cast to request->reduced, divided by request->n if
- * request->divide_by_n, cast to request->result.  The value is in device
+ * cr_request says: cast to request->reduced, divided by request->n (a
+ * COUNT operator's count) if request->divide_by_n, cast to
+ * request->result.  The value is in device
  * memory at `device_value`, or with that NULL on the host at
  * `host_value`. */
 cr_status cr_store_result(const cr_request *request, const void *device_value,

@@ -17,7 +17,7 @@
 #define CR_MAX_BLOCKS_PER_SM (CR_THREADS_PER_SM / CR_MIN_THREADS)
 
 /* A workspace partial's size: it must hold every accumulator, argmin's
- * value and index included. */
+ * value and index and nanmean's sum and count included. */
 #define CR_MAX_ACCUMULATOR_BYTES 16
 #define CR_CHECK_ACCUMULATOR_FITS(NAME, name, kind, bits, T, SUM_ACC,      \
                                   MINMAX_ACC, Minmax)                      \
@@ -27,6 +27,8 @@ CR_TYPES(CR_CHECK_ACCUMULATOR_FITS)
 #undef CR_CHECK_ACCUMULATOR_FITS
 typedef char cr_indexed_result_fits
     [sizeof(cr_indexed_result) <= CR_MAX_ACCUMULATOR_BYTES ? 1 : -1];
+typedef char cr_counted_result_fits
+    [sizeof(cr_counted_result) <= CR_MAX_ACCUMULATOR_BYTES ? 1 : -1];
 
 /* The fast method's threads per block when the caller names none, by the
  * input's bytes: 256 below CR_FAST_512_THREADS_BYTES, 512 below

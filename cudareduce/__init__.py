@@ -4,7 +4,8 @@ Each step of Mark Harris's "Optimizing Parallel Reduction in CUDA" is a
 method of every reduction -- :func:`sum`, :func:`prod`, :func:`mean`,
 :func:`min`, :func:`max`, :func:`any`, :func:`all`, :func:`argmin`,
 :func:`argmax` and the NaN-skipping :func:`nansum`, :func:`nanprod`,
-:func:`nanmin`, :func:`nanmax`, :func:`nanargmin`, :func:`nanargmax` --
+:func:`nanmin`, :func:`nanmax`, :func:`nanmean`, :func:`nanargmin`,
+:func:`nanargmax` --
 selectable by name (see :func:`methods`).
 
 Inputs are tried in this order: a ``numpy.ndarray`` is host memory (it never
@@ -45,8 +46,8 @@ __version__ = "0.1.0"
 
 __all__ = ["CudaError", "Pass", "__version__", "all", "any", "argmax",
            "argmin", "max", "mean", "methods", "min", "nanargmax",
-           "nanargmin", "nanmax", "nanmin", "nanprod", "nansum", "plan",
-           "prod", "sum"]
+           "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nansum",
+           "plan", "prod", "sum"]
 
 DEFAULT_METHOD = "fast"
 #: The ladder steps' threads per block when none is named (the fast
@@ -269,6 +270,39 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
          threads: int | None = None, dtype: DTypeLike = None,
          stream: Any = None, axis: Any = None, out: Any = None) -> Any:
     return _reduce("mean", a, method, threads, dtype, stream, axis, out)
+
+
+@_documented("""Arithmetic mean of the non-NaN elements of `a`, computed on
+    the GPU.
+
+    Parameters
+    ----------
+    {inputs}
+    dtype : dtype-like, optional
+        As ``numpy.nanmean(a, dtype=...)``: a float dtype for a float `a`
+        (NumPy's TypeError otherwise), into which each element is cast
+        (NaNs stay NaN and are left out) and summed; integers and bool
+        take any dtype, as :func:`mean`.
+    {stream}
+
+    Returns
+    -------
+    numpy scalar or array
+        `out`, when given; else ``numpy.nanmean``'s answer: of floats, the
+        sum of the non-NaN elements in the input's dtype (float16 summed
+        in float32, rounded to float16, as :func:`sum` does) over their
+        count, with NumPy's divide; where no element is a number (every
+        one NaN, or none), NaN with NumPy's RuntimeWarning "Mean of empty
+        slice" (with a device `out`, NaN and no warning).  Of integers
+        and bool, :func:`mean`.  One pass over the data: the kernels carry
+        the sum and the count together.
+
+    {raises}
+    """)
+def nanmean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
+            threads: int | None = None, dtype: DTypeLike = None,
+            stream: Any = None, axis: Any = None, out: Any = None) -> Any:
+    return _reduce("nanmean", a, method, threads, dtype, stream, axis, out)
 
 
 def _with_dtype(op: str, summary: str, returns: str) -> Any:

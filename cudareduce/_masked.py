@@ -29,7 +29,8 @@ Reducer = Callable[[str, np.ndarray, Any], Any]
 # What a masked element becomes, by operator: the identity of a sum or
 # product, False for any and True for all (numpy.ma's rules); min and max
 # take numpy.ma's fill values, and their NaN forms NaN in a float array,
-# so that an unmasked all-NaN input stays one; argmin and argmax (and
+# so that an unmasked all-NaN input stays one (nanmean, of floats, counts
+# only the numbers: NaN leaves a masked element out); argmin and argmax (and
 # numpy.nanargmin and nanargmax, which run them) numpy.ma's fill values.
 _FILLS: dict[str, Callable[[ma.MaskedArray], Any]] = {
     "sum": lambda a: 0, "nansum": lambda a: 0, "any": lambda a: 0,
@@ -39,6 +40,7 @@ _FILLS: dict[str, Callable[[ma.MaskedArray], Any]] = {
                          else ma.minimum_fill_value(a)),
     "nanmax": lambda a: (np.nan if a.dtype.kind == "f"
                          else ma.maximum_fill_value(a)),
+    "nanmean": lambda a: np.nan,
     "argmin": ma.minimum_fill_value, "nanargmin": ma.minimum_fill_value,
     "argmax": ma.maximum_fill_value, "nanargmax": ma.maximum_fill_value,
 }
@@ -68,7 +70,7 @@ def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
         What ``getattr(a, op)(dtype=dtype)`` returns (``numpy.<op>(a)`` for
         the NaN forms, which MaskedArray has no method of).
     """
-    if op == "mean":
+    if op == "mean" or (op == "nanmean" and a.dtype.kind != "f"):
         return _mean(a, dtype, run)
     mask = ma.getmask(a)
     every_element_masked = mask is not ma.nomask and bool(mask.all())
@@ -77,6 +79,15 @@ def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
         # numpy.nanargmin's check, on the unmasked elements only: the
         # filled array would hold the fill value beside the NaNs.
         raise ValueError("All-NaN slice encountered")
+    if every_element_masked and op == "nanmean":
+        # numpy.nanmean fails there (it divides into the read-only result
+        # of the masked sum); masked, as the other operators', without
+        # the warning of a slice of no number, after the call that
+        # raises where NumPy would first (a dtype= it refuses).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            run(op, a.filled(_FILLS[op](a)), dtype)
+        return ma.masked
     result = run(op, a.filled(_FILLS[op](a)), dtype)
     if op in _INDEX_OPS:
         return result

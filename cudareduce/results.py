@@ -91,14 +91,18 @@ DEFAULT_OP = "sum"
 #: a dtype a peer refuses.  CuPy has NumPy's every one, but its nanmin and
 #: nanmax wait for the device inside the call (to warn of an all-NaN
 #: input), so they cannot be queued behind the stream-holding kernel (the
-#: first try gave up after 10 s on the H100, 2026-11-24); its nanargmin
-#: and nanargmax do not wait (an all-NaN input gives an index out of range
-#: rather than NumPy's ValueError), so they are timed.
+#: first try gave up after 10 s on the H100, 2026-11-24), and so does its
+#: nanmean (``if _any(cnt == 0)``, to warn of an empty slice); its
+#: nanargmin and nanargmax do not wait (an all-NaN input gives an index
+#: out of range rather than NumPy's ValueError), so they are timed.
+#: PyTorch's nanmean does not wait (it does not warn).
 PEER_FUNCTIONS: dict[str, dict[str, str]] = {
     "torch": {"sum": "sum", "prod": "prod", "mean": "mean", "min": "amin",
               "max": "amax", "any": "any", "all": "all",
-              "nansum": "nansum", "argmin": "argmin", "argmax": "argmax"},
-    "cupy": {op: op for op in OPS if op not in ("nanmin", "nanmax")},
+              "nansum": "nansum", "nanmean": "nanmean", "argmin": "argmin",
+              "argmax": "argmax"},
+    "cupy": {op: op for op in OPS
+             if op not in ("nanmin", "nanmax", "nanmean")},
 }
 #: Our method that runs ``cub::DeviceReduce``: a reference, like the peers.
 REFERENCE_METHOD = "cub"

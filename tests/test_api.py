@@ -52,7 +52,8 @@ def test_all_lists_the_public_names():
     assert sorted(cudareduce.__all__) == sorted(
         ["CudaError", "Pass", "__version__", "all", "any", "argmax",
          "argmin", "max", "mean", "methods", "min", "nanargmax", "nanargmin",
-         "nanmax", "nanmin", "nanprod", "nansum", "plan", "prod", "sum"])
+         "nanmax", "nanmean", "nanmin", "nanprod", "nansum", "plan", "prod",
+         "sum"])
     for name in cudareduce.__all__:
         assert hasattr(cudareduce, name), name
 

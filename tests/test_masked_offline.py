@@ -216,3 +216,30 @@ def test_all_nan_probe_leaves_no_warning(op):
     want = outcome(lambda: getattr(np, op)(a))
     got = outcome(lambda: _masked.reduce(op, a, None, warning_run))
     assert got == want == ((ValueError, "All-NaN slice encountered"), ())
+
+
+@pytest.mark.parametrize("name, a", [
+    ("NaN unmasked", ma.masked_array([1., np.nan, 4., 10.],
+                                     mask=[0, 0, 0, 1])),
+    ("NaN under the mask", ma.masked_array([np.nan, 2., 4.],
+                                           mask=[1, 0, 0])),
+    ("float16", ma.masked_array(np.array([1., 2., np.nan, 7.], np.float16),
+                                mask=[0, 1, 0, 0])),
+    ("every number NaN", ma.masked_array([np.nan, 2.], mask=[0, 1])),
+    ("no mask", ma.masked_array([1., np.nan, 2.5])),
+    ("integers", ma.masked_array([1, 2, 7], mask=[0, 1, 0])),
+])
+def test_nanmean_as_numpys_of_the_masked_array(name, a):
+    """numpy.nanmean of a masked array: the unmasked numbers' mean (an
+    integer array's MaskedArray.mean), "Mean of empty slice" where none is
+    left."""
+    want = outcome(lambda: np.nanmean(a))
+    got = outcome(lambda: _masked.reduce("nanmean", a, None, numpy_run))
+    assert got == want, name
+
+
+def test_nanmean_of_a_fully_masked_array_is_masked():
+    # numpy.nanmean itself fails there (it divides into the read-only
+    # result of the masked sum); masked, as every other operator's.
+    a = ma.masked_array([1., np.nan], mask=[1, 1])
+    assert _masked.reduce("nanmean", a, None, numpy_run) is ma.masked

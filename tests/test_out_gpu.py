@@ -47,11 +47,13 @@ CASES = [
     ("nansum", "float16", "float64"), ("nansum", "int32", None),
     ("nanprod", "float64", None), ("nanmin", "float32", None),
     ("nanmax", "float16", None), ("nanmax", "uint32", None),
+    ("nanmean", "float32", None), ("nanmean", "float16", None),
+    ("nanmean", "float64", "float16"), ("nanmean", "int16", None),
 ]
 
 # Operators whose data carry NaNs (one in 50 elements), so that the
 # NaN-skipping finishes are the ones under test.
-NAN_OPS = {"nansum", "nanprod", "nanmin", "nanmax", "any", "all"}
+NAN_OPS = {"nansum", "nanprod", "nanmin", "nanmax", "nanmean", "any", "all"}
 
 
 def random_data(rng, dtype: str, n: int, nans: bool = False) -> np.ndarray:
@@ -147,6 +149,16 @@ def test_all_nan_input(cupy, op):
     assert np.isnan(out.get())
     with pytest.raises(ValueError, match="zero-size array"):
         getattr(cudareduce, op)(cupy.zeros(0, np.float64), out=out)
+
+
+@pytest.mark.parametrize("n", [0, 1000])
+def test_nanmean_of_no_number(cupy, n):
+    """NaN, counted on the device (no element, or all NaN), no warning."""
+    out = cupy.zeros((), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cudareduce.nanmean(cupy.full(n, np.nan, np.float32), out=out)
+    assert np.isnan(out.get())
 
 
 def test_host_input_device_out(cupy, rng):

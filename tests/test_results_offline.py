@@ -873,7 +873,8 @@ def test_is_peer():
 def test_peers_of_each_op():
     """torch's and cupy's function of each op, torch's where it has one:
     no nanprod, nanmin, nanmax, nanargmin, nanargmax; its whole-tensor min
-    and max are amin and amax; cupy's but for nanmin and nanmax."""
+    and max are amin and amax; cupy's but for nanmin, nanmax and nanmean
+    (which wait for the device inside the call)."""
     assert model.peers_of() == model.peers_of("sum") == \
         ("torch.sum", "cupy.sum")
     assert {op: list(model.peers_of(op)) for op in model.OPS} == OP_PEERS

@@ -2,10 +2,10 @@
 every accumulator and every order of the reduction, and the exact check of
 a computed result against NumPy's answer on the same data.
 
-- Sums (``sum``, ``nansum``, ``mean``): random non-zero integers of small
-  magnitude (:func:`value_limit`), of either sign where the dtype has one
-  (bool: all True), so that every partial sum is exact and a lost or
-  doubled element changes the sum.
+- Sums (``sum``, ``nansum``, ``mean``, ``nanmean``): random non-zero
+  integers of small magnitude (:func:`value_limit`), of either sign where
+  the dtype has one (bool: all True), so that every partial sum is exact
+  and a lost or doubled element changes the sum.
 - Products (``prod``, ``nanprod``): ones but for :data:`FACTOR_COUNT`
   factors of :data:`FACTORS` at random places: powers of two (and -1) for
   floats, so that every partial product is exact; bool: all True, or one
@@ -230,6 +230,7 @@ def _mostly_nonzero(rng: np.random.Generator, n: int, dtype: str
 #: The data of each op.
 _DATA: dict[str, Callable[[np.random.Generator, int, str], _Data]] = {
     "sum": _sum_data, "nansum": _sum_data, "mean": _sum_data,
+    "nanmean": _sum_data,
     "prod": _factors, "nanprod": _factors,
     "min": _extremes, "max": _extremes, "nanmin": _extremes,
     "nanmax": _extremes,
@@ -271,10 +272,17 @@ def reference_result(a: np.ndarray, op: str = DEFAULT_OP) -> Any:
     2^24); for the other dtypes the rounding changes nothing
     (:func:`value_limit`).  The mean is NumPy's: its accumulator (float32
     for float16 and float32, else float64) sums the data exactly, and its
-    divide is the one to match.  Extremes, any and all select an element,
+    divide is the one to match; nanmean's is NumPy's divide of the exact
+    sum, rounded once to the input's float dtype, by the count of numbers.
+    Extremes, any and all select an element,
     the arg ops its index (an int64): NumPy's answer is exact.
     """
     function = getattr(np, op)
+    if op == "nanmean" and a.dtype.kind == "f":
+        # numpy.nanmean's divide, of the exact sum rounded once.
+        count = np.intp(np.count_nonzero(~np.isnan(a)))
+        total = a.dtype.type(np.nansum(a, dtype=np.float64))
+        return a.dtype.type(total / count)
     if op not in _ACCUMULATING:
         return function(a)
     exact = function(a, dtype=_EXACT_ACCUMULATOR[a.dtype.kind])
