@@ -63,10 +63,11 @@ def numpy_answer(op, a):
 
 def same(op, got, want) -> bool:
     """Whether `got` is `want`: same type, equal (a mean within rounding:
-    its division happens in another order than NumPy's)."""
+    its division happens in another order than NumPy's; NaN equal to
+    NaN)."""
     if type(got) is not type(want):
         return False
-    if op == "mean":
+    if op in ("mean", "nanmean"):
         rtol = 2e-3 if want.dtype == np.float16 else 1e-6
         return bool(np.isclose(float(got), float(want), rtol=rtol, atol=0,
                                equal_nan=True))
