@@ -92,7 +92,8 @@ __device__ __forceinline__ Acc block_reduce(Acc v)
  * combines took 50 registers a thread for int32, one block an SM, and ran
  * at 0.96x cub's speed (float32 2,924 GB/s against its sum's 3,101); the
  * tree takes 38, 32 with the launch bound of reduce_fast, and runs at
- * 1.07x (float32 3,040 GB/s against 3,099; int8 228 -> 143 us). */
+ * 1.07x (float32 3,040 GB/s against 3,099; int8 228 -> 143 us; the runs:
+ * docs/recorded/index-ops-2026-11-24-h100.txt). */
 template <class T, class Acc, class Op>
 __device__ __forceinline__ Acc combine_vector(const uint4 &bits,
                                               int64_t first)

@@ -79,16 +79,15 @@ def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
         # numpy.nanargmin's check, on the unmasked elements only: the
         # filled array would hold the fill value beside the NaNs.
         raise ValueError("All-NaN slice encountered")
-    if every_element_masked and op == "nanmean":
-        # numpy.nanmean fails there (it divides into the read-only result
-        # of the masked sum); masked, as the other operators', without
-        # the warning of a slice of no number, after the call that
-        # raises where NumPy would first (a dtype= it refuses).
-        with warnings.catch_warnings():
+    with warnings.catch_warnings():
+        if every_element_masked and op == "nanmean":
+            # numpy.nanmean fails there (it divides into the read-only
+            # result of the masked sum); masked below, as the other
+            # operators', without the warning of a slice of no number,
+            # after the call that raises where NumPy would first (a dtype=
+            # it refuses).
             warnings.simplefilter("ignore", RuntimeWarning)
-            run(op, a.filled(_FILLS[op](a)), dtype)
-        return ma.masked
-    result = run(op, a.filled(_FILLS[op](a)), dtype)
+        result = run(op, a.filled(_FILLS[op](a)), dtype)
     if op in _INDEX_OPS:
         return result
     return ma.masked if every_element_masked else result
