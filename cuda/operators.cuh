@@ -184,10 +184,29 @@ struct NanArgExtremeOp : choosing<NanArgExtremeOp<V, MAX>, V> {
 
 /* The accumulator of numpy.nanmean: the sum of the non-NaN elements and
  * their count, laid out as cudareduce.h's cr_counted_result. */
-template <class V>
+template <class V, bool NARROW = (sizeof(V) < sizeof(int64_t))>
 struct counted {
     V sum;
     int64_t count;
+};
+
+/* The host copies the result's 16 bytes whole, so none of them may be
+ * padding: CUB's kernels, fast and fold_partials store a float sum and the
+ * count as two fields, and compute-sanitizer's initcheck reported the 4
+ * bytes between them unwritten (12 errors, H100, 2026-11-24).  A zero word
+ * fills them. */
+template <class V>
+struct counted<V, true> {
+    static_assert(sizeof(V) == 4, "a narrow sum is a float");
+    V sum;
+    uint32_t zero;
+    int64_t count;
+
+    counted() = default;
+    __host__ __device__ constexpr counted(V sum_, int64_t count_)
+        : sum(sum_), zero(0), count(count_)
+    {
+    }
 };
 
 static_assert(sizeof(counted<double>) == sizeof(cr_counted_result)
@@ -198,8 +217,8 @@ static_assert(sizeof(counted<double>) == sizeof(cr_counted_result)
 
 template <class Acc>
 struct is_counted : cuda::std::false_type {};
-template <class V>
-struct is_counted<counted<V>> : cuda::std::true_type {};
+template <class V, bool NARROW>
+struct is_counted<counted<V, NARROW>> : cuda::std::true_type {};
 
 template <class V>
 struct NanMeanOp {
