@@ -2,7 +2,11 @@
 count miss: tests deselected by -k/-m (only the no_gpu ones may be), and
 expected failures (only those on the allow-list may XFAIL; no XPASS).
 
-Usage: verdict_extras.py --deselected FILE --log FILE --allowlist FILE
+Usage: verdict_extras.py --deselected FILE... --log FILE --allowlist FILE
+
+With several reports (one per pytest run of the check, each selecting its
+part of the suite with -m), a test counts as deselected only if every run
+deselected it.
 Prints each finding and exits 1 if there is any.
 """
 from __future__ import annotations
@@ -26,6 +30,15 @@ def read_allowlist(path: Path) -> set[str]:
             if line.strip() and not line.lstrip().startswith("#")}
 
 
+def deselected_by_all(reports: list[list]) -> list:
+    """The [node, is_no_gpu] entries that every report lists."""
+    if not reports:
+        return []
+    common = set.intersection(*({node for node, _ in report}
+                                for report in reports))
+    return [entry for entry in reports[0] if entry[0] in common]
+
+
 def findings(deselected: list, log: str, allowed: set[str]) -> list[str]:
     found = [f"deselected, not a no_gpu test: {node}"
              for node, is_no_gpu in deselected if not is_no_gpu]
@@ -41,13 +54,13 @@ def findings(deselected: list, log: str, allowed: set[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deselected", type=Path, required=True)
+    parser.add_argument("--deselected", type=Path, nargs="+", required=True)
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--allowlist", type=Path, required=True)
     args = parser.parse_args(argv)
-    deselected = (json.loads(args.deselected.read_text())
-                  if args.deselected.exists() else [])
-    found = findings(deselected, args.log.read_text(errors="replace"),
+    reports = [json.loads(path.read_text()) if path.exists() else []
+               for path in args.deselected]
+    found = findings(deselected_by_all(reports), args.log.read_text(errors="replace"),
                      read_allowlist(args.allowlist))
     for finding in found:
         print(f"== gpu-check: FAILED: {finding}")

@@ -106,10 +106,19 @@ def pytest_deselected(items):
 
 
 def pytest_sessionfinish(session):
+    """Writes the report where the tests were collected: in this process,
+    or in each pytest-xdist worker (all collect the same tests; the
+    controller collects none and writes nothing).  Each writer replaces
+    the file whole, so none reads or leaves a half-written one."""
+    config = session.config
     path = os.environ.get(DESELECTED_REPORT_VARIABLE)
-    if path:
-        with open(path, "w", encoding="utf-8") as report:
-            json.dump(session.config.stash.get(_deselected_key, []), report)
+    controller = (config.pluginmanager.hasplugin("dsession")
+                  and not hasattr(config, "workerinput"))
+    if path and not controller:
+        partial = f"{path}.{os.getpid()}"
+        with open(partial, "w", encoding="utf-8") as report:
+            json.dump(config.stash.get(_deselected_key, []), report)
+        os.replace(partial, path)
 
 
 @pytest.fixture(scope="session")

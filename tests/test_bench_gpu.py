@@ -250,6 +250,7 @@ def test_cli_sweep_writes_json_and_plots(tmp_path):
         assert data.startswith(PNG_MAGIC) and len(data) > 10_000
 
 
+@pytest.mark.whole_gpu
 def test_pytest_benchmarks_run_and_check_every_method(tmp_path):
     """benchmarks/test_methods.py, as a user runs it (pytest-benchmark), at
     one size that is not a power of two: every method and peer is checked

@@ -29,6 +29,18 @@ def test_a_test_deselected_by_k_or_m_is_a_finding():
     assert found == ["deselected, not a no_gpu test: tests/t.py::b"]
 
 
+def test_split_runs_deselect_only_what_no_run_selected():
+    # gpu-check's two runs: -m "not whole_gpu", then -m whole_gpu.
+    shared = [["tests/t.py::a", True], ["tests/t.py::w", False],
+              ["tests/t.py::k", False]]
+    whole = [["tests/t.py::a", True], ["tests/t.py::s", False],
+             ["tests/t.py::k", False]]
+    assert verdict.deselected_by_all([shared, whole]) == [
+        ["tests/t.py::a", True], ["tests/t.py::k", False]]
+    assert verdict.deselected_by_all([shared]) == shared
+    assert verdict.deselected_by_all([]) == []
+
+
 def test_an_xfail_not_on_the_list_is_a_finding():
     log = LOG + "XFAIL /tmp/x/tests/test_b.py::test_new[p] - crashed\n"
     assert verdict.findings([], log, {ALLOWED}) == [
@@ -49,6 +61,11 @@ def test_the_command_line_and_the_allowlist_file(tmp_path):
             str(tmp_path / "log"), "--allowlist", str(tmp_path / "allow")]
     assert verdict.main(args) == 1
     (tmp_path / "d.json").write_text("[]")
+    assert verdict.main(args) == 0
+    # Two runs' reports: b deselected by the first, run by the second.
+    (tmp_path / "d.json").write_text(json.dumps([["tests/t.py::b", False]]))
+    (tmp_path / "e.json").write_text(json.dumps([["tests/t.py::c", False]]))
+    args[2:2] = [str(tmp_path / "e.json")]
     assert verdict.main(args) == 0
 
 

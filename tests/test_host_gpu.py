@@ -34,15 +34,21 @@ def run_checks(case: str, seed: int, env: dict | None = None,
     return done.stdout
 
 
+# "failure" takes all device memory and "mid_stream_failure" reads the
+# device's use: each needs the GPU to itself.
+WHOLE_GPU = pytest.mark.whole_gpu
+
+
 @pytest.mark.parametrize("case", ["boundaries", "layouts", "threads",
-                                  "failure"])
+                                  pytest.param("failure", marks=WHOLE_GPU)])
 def test_host_ring(case, session_seed):
     out = run_checks(case, session_seed)
     assert "ok" in out.split()
 
 
-@pytest.mark.parametrize("case", ["defaults", "threads_default", "idle",
-                                  "mid_stream_failure"])
+@pytest.mark.parametrize("case", [
+    "defaults", "threads_default", "idle",
+    pytest.param("mid_stream_failure", marks=WHOLE_GPU)])
 def test_default_ring(case, session_seed):
     # The documented defaults (cuda/host_ring.cuh).
     out = run_checks(case, session_seed, env={k: "" for k in RING_ENV})
@@ -50,6 +56,7 @@ def test_default_ring(case, session_seed):
 
 
 @pytest.mark.big
+@pytest.mark.whole_gpu
 def test_array_larger_than_free_device_memory(session_seed):
     out = run_checks("larger_than_device", session_seed,
                      env={k: "" for k in RING_ENV}, timeout=900)

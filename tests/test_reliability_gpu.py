@@ -241,6 +241,7 @@ print("REPORT " + json.dumps(report))
 """
 
 
+@pytest.mark.whole_gpu
 def test_out_of_memory_is_an_exception_and_recoverable():
     """Nearly all device memory taken: a call that needs more raises
     MemoryError (or CudaError), never aborts; once the memory is free the
