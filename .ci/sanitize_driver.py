@@ -159,6 +159,65 @@ def check_empty_inputs(cupy, cudareduce, ops, wrong) -> int:
     return calls
 
 
+def check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
+                   wrong, seen) -> int:
+    """bfloat16, which CuPy has no dtype for: ml_dtypes host arrays, and
+    the same bits on the device handed over as a DLPack bfloat16 tensor,
+    every method x operator at each size, the kind and threads rotating.
+    Each answer is compared with cudareduce's own on the float32 copy of
+    the data, rounded to bfloat16: exactly where that is the same
+    arithmetic (small integers, exact in float32), to one bfloat16 ulp for
+    the means (nanmean rounds its sum to bfloat16 first, as for float16).
+    Returns the calls made."""
+    import ml_dtypes
+    from dlpack_capsules import KDL_BFLOAT, Producer
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    calls = 0
+    for s, n in enumerate(sizes):
+        host = rng.integers(-4, 5, size=n).astype(np.float32)
+        host[rng.integers(0, n, size=max(1, n // 500))] = np.nan
+        bits = cupy.asarray(host.astype(bf16).view(np.uint16))
+        device = Producer(code=KDL_BFLOAT, bits=16, shape=(n,),
+                          data=bits.data.ptr, deleter=False)
+        inputs = {"host": host.astype(bf16), "dlpack": device}
+        wide = cupy.asarray(host)
+        for m, method in enumerate(methods):
+            for o, op in enumerate(ops):
+                kind = ("host", "dlpack")[(m + o + s) % 2]
+                if kind == "host" and kind not in kinds:
+                    kind = "dlpack"
+                threads = THREADS[(m * len(ops) + o + s) % len(THREADS)]
+                outcome = {}
+                for name, obj in (("bfloat16", inputs[kind]),
+                                  ("float32", wide)):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        try:
+                            outcome[name] = getattr(cudareduce, op)(
+                                obj, method, threads=threads)
+                        except ValueError as error:
+                            outcome[name] = str(error)
+                calls += 1
+                seen.add((method, op, "bfloat16"))
+                got, want = outcome["bfloat16"], outcome["float32"]
+                if isinstance(want, np.floating):
+                    want, value = float(bf16.type(want)), float(got)
+                    # A mean: two bfloat16 ulps (2^-7 each at most).
+                    ulps = 2.0 ** -6 if op.endswith("mean") else 0.0
+                    right = (value == want
+                             or np.isnan(want) and np.isnan(value)
+                             or abs(value - want) <= ulps * abs(want))
+                else:
+                    right = type(got) is type(want) and got == want
+                if not right:
+                    wrong.append(f"{method} {op} bfloat16 n={n} {kind} "
+                                 f"t{threads}: got {got!r}, float32's "
+                                 f"{want!r}")
+        del inputs, device, bits, wide
+        cupy.cuda.runtime.deviceSynchronize()
+    return calls
+
+
 def check_injected_faults(cupy, cudareduce, rng, wrong) -> int:
     """A host array of two ring chunks and a tail, failed at each chunk by
     the injection hook (MemoryError), then reduced right.  Returns the
@@ -274,6 +333,8 @@ def main() -> int:
                                  f"{want!r}")
         del made
         cupy.cuda.runtime.deviceSynchronize()
+    calls += check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
+                            wrong, seen)
     calls += check_empty_inputs(cupy, cudareduce, ops, wrong)
     calls += check_injected_faults(cupy, cudareduce, rng, wrong)
     elapsed = time.perf_counter() - start
@@ -285,7 +346,7 @@ def main() -> int:
     cupy.cuda.runtime.deviceSynchronize()
     cupy.get_default_memory_pool().free_all_blocks()
     cupy.get_default_pinned_memory_pool().free_all_blocks()
-    expected = len(methods) * len(ops) * len(DTYPES)
+    expected = len(methods) * len(ops) * (len(DTYPES) + 1)     # bfloat16
     expected_casts = len(methods) * len(DTYPES) * len(CAST_TARGETS)
     expected_kinds = len(DTYPES) * len(kinds)
     status = ("ok" if not wrong and len(seen) == expected

@@ -2,6 +2,10 @@
  * NumPy's rules for the dtypes of a reduction. */
 #include "extension.h"
 
+/* ml_dtypes registers bfloat16 with NumPy at its import: no typenum is
+ * known before (crpy_descr). */
+#define NPY_BFLOAT16 NPY_NOTYPE
+
 /* cuda/types.def's rows, with NumPy's typenum of each. */
 #define DTYPE_ROW(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax) \
     {#name, kind, (bits) / 8, NPY_##NAME, CR_TYPE_##NAME},
@@ -14,11 +18,95 @@ static const crpy_dtype dtype_table[CR_TYPE_COUNT] = {CR_TYPES(DTYPE_ROW)};
 static const char supported_names[] = CR_TYPES(NAME_ITEM);
 #undef NAME_ITEM
 
+/* ml_dtypes.bfloat16, the scalar type of ml_dtypes' bfloat16 dtype: 1
+ * with a new reference in *type, 0 where ml_dtypes is not importable (or
+ * has no bfloat16), -1 with another exception. */
+static int
+bfloat16_scalar_type(PyObject **type)
+{
+    PyObject *module = PyImport_ImportModule("ml_dtypes");
+    *type = module == NULL ? NULL
+                           : PyObject_GetAttrString(module, "bfloat16");
+    Py_XDECREF(module);
+    if (*type != NULL) {
+        return 1;
+    }
+    if (PyErr_ExceptionMatches(PyExc_ImportError)
+        || PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        return 0;
+    }
+    return -1;
+}
+
+/* 1 if `descr` is ml_dtypes' bfloat16 (NumPy kind 'V', two bytes), 0 if
+ * not, -1 with an exception. */
+static int
+is_bfloat16(PyArray_Descr *descr)
+{
+    PyObject *type = NULL;
+    if (descr->kind != 'V' || PyDataType_ELSIZE(descr) != 2
+        || PyDataType_HASFIELDS(descr)) {
+        return 0;
+    }
+    int found = bfloat16_scalar_type(&type);
+    if (found == 1) {
+        found = (PyObject *)descr->typeobj == type;
+        Py_DECREF(type);
+    }
+    return found;
+}
+
+PyArray_Descr *
+crpy_descr(const crpy_dtype *dtype)
+{
+    if (dtype->type != CR_TYPE_BFLOAT16) {
+        return PyArray_DescrFromType(dtype->typenum);
+    }
+    PyObject *type = NULL;
+    int found = bfloat16_scalar_type(&type);
+    if (found == 0) {
+        PyErr_SetString(PyExc_ImportError, "a bfloat16 NumPy array needs "
+                        "ml_dtypes (pip install ml_dtypes)");
+    }
+    if (found != 1) {
+        return NULL;
+    }
+    PyArray_Descr *descr = PyArray_DescrFromTypeObject(type);
+    Py_DECREF(type);
+    return descr;
+}
+
+PyArray_Descr *
+crpy_result_descr(const crpy_dtype *dtype)
+{
+    PyObject *type = NULL;
+    if (dtype->type != CR_TYPE_BFLOAT16) {
+        return PyArray_DescrFromType(dtype->typenum);
+    }
+    switch (bfloat16_scalar_type(&type)) {
+    case 1:
+        Py_DECREF(type);
+        return crpy_descr(dtype);
+    case 0:
+        return PyArray_DescrFromType(NPY_FLOAT32);
+    default:
+        return NULL;
+    }
+}
+
 const crpy_dtype *
 crpy_lookup_dtype(PyArray_Descr *descr)
 {
+    switch (is_bfloat16(descr)) {
+    case 1:
+        return &dtype_table[CR_TYPE_BFLOAT16];
+    case -1:
+        return NULL;
+    }
     for (int t = 0; t < CR_TYPE_COUNT; t++) {
-        if (descr->kind == dtype_table[t].kind
+        /* bfloat16's 'f' is what it is; NumPy's kind of it is 'V'. */
+        if (t != CR_TYPE_BFLOAT16 && descr->kind == dtype_table[t].kind
             && PyDataType_ELSIZE(descr) == dtype_table[t].itemsize
             && !PyDataType_HASFIELDS(descr)) {
             return &dtype_table[t];
@@ -50,7 +138,7 @@ crpy_dtype_of_type(cr_type type)
 /* NumPy's result rules, by kind: numpy.sum of bool and signed integers
  * gives int64, of unsigned ones uint64; numpy.mean of those gives float64
  * and sums in float64.  Floats keep their type, except that numpy.mean of
- * float16 sums in float32. */
+ * float16 sums in float32 (and of bfloat16 too, as its sum does here). */
 const crpy_dtype *
 crpy_numpy_sum_dtype(const crpy_dtype *input)
 {
@@ -73,8 +161,10 @@ crpy_numpy_mean_dtype(const crpy_dtype *input)
 const crpy_dtype *
 crpy_numpy_mean_sum_dtype(const crpy_dtype *input)
 {
-    return input->type == CR_TYPE_FLOAT16 ? &dtype_table[CR_TYPE_FLOAT32]
-                                          : crpy_numpy_mean_dtype(input);
+    /* A float's sum accumulator: float16's and bfloat16's is float32. */
+    return input->kind == 'f'
+        ? &dtype_table[cr_accumulator_type(input->type, CR_OP_SUM)]
+        : crpy_numpy_mean_dtype(input);
 }
 
 const crpy_dtype *

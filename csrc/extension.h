@@ -33,14 +33,24 @@ typedef struct {
     const char *name;
     char kind;
     int itemsize;
-    int typenum;        /* native NumPy type number */
+    int typenum;        /* native NumPy type number; NPY_NOTYPE for
+                         * bfloat16, whose ml_dtypes gives it one at run
+                         * time: crpy_descr */
     cr_type type;
 } crpy_dtype;
 
 /* The row of a dtype, matched by kind and size (so every alias and byte
- * order lands on one row); NULL with TypeError naming it if unsupported. */
+ * order lands on one row), bfloat16 by its scalar type, ml_dtypes';
+ * NULL with TypeError naming it if unsupported. */
 const crpy_dtype *crpy_lookup_dtype(PyArray_Descr *descr);
 const crpy_dtype *crpy_dtype_of_type(cr_type type);
+/* The NumPy dtype of a row (a new reference); for bfloat16 ml_dtypes',
+ * NULL with its ImportError where ml_dtypes is not importable. */
+PyArray_Descr *crpy_descr(const crpy_dtype *dtype);
+/* The NumPy dtype of a result of `dtype` (a new reference): crpy_descr,
+ * except that a bfloat16 result is float32 where ml_dtypes is not
+ * importable (a bfloat16 tensor from PyTorch or JAX needs no ml_dtypes). */
+PyArray_Descr *crpy_result_descr(const crpy_dtype *dtype);
 /* The row of a NumPy dtype name ("float32"); NULL, with no exception, if
  * none. */
 const crpy_dtype *crpy_dtype_named(const char *name);

@@ -28,6 +28,7 @@ enum {
     DL_INT = 0,
     DL_UINT = 1,
     DL_FLOAT = 2,
+    DL_BFLOAT = 4,
     DL_BOOL = 6,
 };
 
@@ -231,8 +232,11 @@ acquire_host(PyObject *obj, crpy_input *input)
     /* Native byte order and aligned: read in place, whatever the strides
      * (the host ring gathers strided data chunk by chunk, so a view is
      * never copied whole first); else a converted copy. */
-    input->owner = PyArray_FROM_OTF((PyObject *)given, input->dtype->typenum,
-                                    NPY_ARRAY_ALIGNED);
+    PyArray_Descr *native = crpy_descr(input->dtype);
+    /* FromAny steals the dtype's reference. */
+    input->owner = native == NULL
+        ? NULL : PyArray_FromAny((PyObject *)given, native, 0, 0,
+                                 NPY_ARRAY_ALIGNED, NULL);
     if (input->owner == NULL
         || plan_host_layout((PyArrayObject *)input->owner, input) < 0) {
         goto error;
@@ -556,11 +560,14 @@ done:
 
 /* --- 3: DLPack -------------------------------------------------------------- */
 
-/* DLPack's type code of a NumPy kind. */
+/* DLPack's type code of a dtype: by its kind, bfloat16's its own. */
 static int
-dlpack_code(char kind)
+dlpack_code(const crpy_dtype *dtype)
 {
-    switch (kind) {
+    if (dtype->type == CR_TYPE_BFLOAT16) {
+        return DL_BFLOAT;
+    }
+    switch (dtype->kind) {
     case 'b':
         return DL_BOOL;
     case 'i':
@@ -577,7 +584,7 @@ dlpack_dtype(dl_data_type dtype)
 {
     for (int t = 0; dtype.lanes == 1 && t < CR_TYPE_COUNT; t++) {
         const crpy_dtype *row = crpy_dtype_of_type((cr_type)t);
-        if (dlpack_code(row->kind) == dtype.code
+        if (dlpack_code(row) == dtype.code
             && 8 * row->itemsize == dtype.bits) {
             return row;
         }

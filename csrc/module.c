@@ -118,30 +118,41 @@ typedef union {
     cr_counted_result counted;
 } result_value;
 
-/* The value at `value`, of NumPy type `from`, as a NumPy scalar of type
- * `to` (an unsafe cast, as numpy.sum's dtype= does: integers keep their
- * low bits). */
+/* The value at `value`, of dtype `from`, as a NumPy scalar of the
+ * result dtype of `to` (crpy_result_descr; an unsafe cast, as numpy.sum's
+ * dtype= does: integers keep their low bits). */
 static PyObject *
-scalar_as(const void *value, int from, int to)
+scalar_as(const void *value, const crpy_dtype *from, const crpy_dtype *to)
 {
-    PyArray_Descr *descr = PyArray_DescrFromType(from);
+    PyObject *scalar = NULL, *array = NULL, *cast = NULL;
+    PyArray_Descr *to_descr = NULL;
+    PyArray_Descr *descr = crpy_descr(from);
     if (descr == NULL) {
         return NULL;
     }
-    PyObject *scalar = PyArray_Scalar((void *)value, descr, NULL);
+    scalar = PyArray_Scalar((void *)value, descr, NULL);
+    if (scalar == NULL || (to_descr = crpy_result_descr(to)) == NULL) {
+        goto done;
+    }
+    if (PyArray_EquivTypes(descr, to_descr)) {
+        cast = Py_NewRef(scalar);
+        goto done;
+    }
+    if ((array = PyArray_FromScalar(scalar, NULL)) == NULL) {
+        goto done;
+    }
+    /* CastToType steals the dtype's reference. */
+    cast = PyArray_CastToType((PyArrayObject *)array, to_descr, 0);
+    to_descr = NULL;
+    if (cast != NULL) {
+        cast = PyArray_Return((PyArrayObject *)cast);
+    }
+done:
+    Py_XDECREF(array);
+    Py_XDECREF(to_descr);
+    Py_XDECREF(scalar);
     Py_DECREF(descr);
-    if (scalar == NULL || from == to) {
-        return scalar;
-    }
-    PyObject *array = PyArray_FromScalar(scalar, NULL);
-    Py_DECREF(scalar);
-    if (array == NULL || (descr = PyArray_DescrFromType(to)) == NULL) {
-        Py_XDECREF(array);
-        return NULL;
-    }
-    PyObject *cast = PyArray_CastToType((PyArrayObject *)array, descr, 0);
-    Py_DECREF(array);
-    return cast == NULL ? NULL : PyArray_Return((PyArrayObject *)cast);
+    return cast;
 }
 
 /* The accumulator's value as a NumPy scalar of `dtype`, the dtype the
@@ -159,9 +170,9 @@ box_value(const result_value *value, cr_type acc, const crpy_dtype *dtype)
     if (acc == CR_TYPE_FLOAT32 && dtype->type == CR_TYPE_FLOAT16
         && isfinite(value->f) && fabsf(value->f) >= float16_overflow) {
         npy_half inf = value->f < 0 ? 0xfc00 : 0x7c00;
-        return scalar_as(&inf, NPY_FLOAT16, NPY_FLOAT16);
+        return scalar_as(&inf, dtype, dtype);
     }
-    return scalar_as(value, crpy_dtype_of_type(acc)->typenum, dtype->typenum);
+    return scalar_as(value, crpy_dtype_of_type(acc), dtype);
 }
 
 /* cr_reduce's result for `request` as a NumPy scalar of `dtype`: the

@@ -17,7 +17,7 @@ finish_mean(PyObject *sum, int64_t n, const crpy_dtype *result)
     npy_intp count = (npy_intp)n;
     PyObject *quotient = NULL, *mean = NULL;
     PyArray_Descr *intp = PyArray_DescrFromType(NPY_INTP);
-    PyArray_Descr *type = PyArray_DescrFromType(result->typenum);
+    PyArray_Descr *type = crpy_result_descr(result);
     PyObject *rcount = intp ? PyArray_Scalar(&count, intp, NULL) : NULL;
     if (rcount != NULL && type != NULL
         && (quotient = PyNumber_TrueDivide(sum, rcount)) != NULL) {
@@ -43,7 +43,7 @@ finish_nanmean(PyObject *sum, int64_t count, const crpy_dtype *result)
     if (PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice", 2) < 0) {
         return NULL;
     }
-    PyArray_Descr *type = PyArray_DescrFromType(result->typenum);
+    PyArray_Descr *type = crpy_result_descr(result);
     PyObject *nan = type == NULL ? NULL : PyObject_CallFunction(
         (PyObject *)type->typeobj, "d", Py_NAN);
     Py_XDECREF(type);

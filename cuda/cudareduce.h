@@ -192,9 +192,9 @@ cr_type cr_result_value_type(cr_type acc, cr_op op);
  * `result` with `op` (numpy.sum(a, dtype=result) for a sum): each element
  * is cast to *cast (`type` itself: no cast) and combined with *kernel_op
  * in *acc.  The cast is NumPy's per-element cast to the result dtype where
- * it differs from converting to the accumulator: into float16 (rounding)
- * and from floats into integers (truncating; int32, int64 or uint64, the
- * convert NumPy's cast goes through).  Elements that cannot be NaN take
+ * it differs from converting to the accumulator: into float16 or bfloat16
+ * (rounding) and from floats into integers (truncating; int32, int64 or
+ * uint64, the convert NumPy's cast goes through).  Elements that cannot be NaN take
  * the operator WITHOUT_NAN; into bool, min and max are the product and
  * the sum.  An INDEX operator reads the elements as they are, beside
  * their index, in the accumulator of its column for `type` (`result` is

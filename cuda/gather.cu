@@ -99,11 +99,12 @@ static const struct {
 
 /* The types a cast pass converts into (cr_route's staged types): the
  * converts of NumPy's casts from floats to integers (int32, int64,
- * uint64), float16, and the accumulators a dtype= asks for (bool,
- * float32, float64). */
+ * uint64), float16 and bfloat16, and the accumulators a dtype= asks for
+ * (bool, float32, float64). */
 #define CR_CAST_TARGETS(X, From, FROM)                                     \
     X(From, FROM, numpy_bool, BOOL)                                        \
     X(From, FROM, __half, FLOAT16)                                         \
+    X(From, FROM, __nv_bfloat16, BFLOAT16)                                 \
     X(From, FROM, float, FLOAT32)                                          \
     X(From, FROM, double, FLOAT64)                                         \
     X(From, FROM, int32_t, INT32)                                          \

@@ -7,6 +7,7 @@
 #ifndef CUDAREDUCE_OPERATORS_CUH
 #define CUDAREDUCE_OPERATORS_CUH
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda/std/cstddef>
 #include <cuda/std/cstdint>
@@ -262,8 +263,8 @@ struct numpy_bool {
 /* An element as the accumulator.  Integers into a 64-bit unsigned
  * accumulator wrap modulo 2^64 (sign-extended first), which is exactly
  * NumPy's wrapping integer sum and product, without signed-overflow
- * undefined behaviour.  __half has several conversion operators, so it
- * goes through float explicitly. */
+ * undefined behaviour.  __half and __nv_bfloat16 have several conversion
+ * operators, so they go through float explicitly. */
 template <class Acc, class T>
 __device__ __forceinline__ Acc to_accumulator(T x)
 {
@@ -274,6 +275,12 @@ template <class Acc>
 __device__ __forceinline__ Acc to_accumulator(__half x)
 {
     return Acc(__half2float(x));
+}
+
+template <class Acc>
+__device__ __forceinline__ Acc to_accumulator(__nv_bfloat16 x)
+{
+    return Acc(__bfloat162float(x));
 }
 
 template <class Acc>
@@ -374,7 +381,8 @@ __device__ __forceinline__ uint64_t convert_to_uint64(F x)
     return static_cast<uint64_t>(convert_truncating<int64_t>(x));
 }
 
-/* An element as a plain C value: numpy_bool as 0 or 1, __half as float. */
+/* An element as a plain C value: numpy_bool as 0 or 1, __half and
+ * __nv_bfloat16 as float. */
 template <class T>
 __device__ __forceinline__ T plain_value(T x)
 {
@@ -384,6 +392,11 @@ __device__ __forceinline__ T plain_value(T x)
 __device__ __forceinline__ float plain_value(__half x)
 {
     return __half2float(x);
+}
+
+__device__ __forceinline__ float plain_value(__nv_bfloat16 x)
+{
+    return __bfloat162float(x);
 }
 
 __device__ __forceinline__ unsigned char plain_value(numpy_bool x)
@@ -409,6 +422,11 @@ __device__ __forceinline__ To numpy_cast(T x)
         else {
             return __float2half_rn(static_cast<float>(x));
         }
+    }
+    else if constexpr (cuda::std::is_same_v<To, __nv_bfloat16>) {
+        /* Through float, from double too: ml_dtypes casts so (1 + 2^-8 +
+         * 2^-30 becomes 1, not the nearer 1 + 2^-7). */
+        return __float2bfloat16_rn(static_cast<float>(x));
     }
     else if constexpr (from_float && cuda::std::is_same_v<To, uint64_t>) {
         return convert_to_uint64(x);

@@ -219,8 +219,10 @@ cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
             *kernel_op = CR_OP_PROD;
         }
     }
-    else if (result == CR_TYPE_FLOAT16 && type != CR_TYPE_FLOAT16) {
-        *cast = CR_TYPE_FLOAT16;
+    else if (type_is_float(result) && *acc != result && type != result) {
+        /* Into float16 or bfloat16 (which accumulate wider): each element
+         * rounded to it first, as NumPy casts before it adds. */
+        *cast = result;
     }
     else if (type_is_float(type) && !type_is_float(result)) {
         *cast = float_to_integer_cast(result);

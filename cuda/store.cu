@@ -51,6 +51,12 @@ value_of(__half x)
 }
 
 __device__ any_value
+value_of(__nv_bfloat16 x)
+{
+    return value_of((double)__bfloat162float(x));
+}
+
+__device__ any_value
 value_of(numpy_bool x)
 {
     return value_of((int64_t)(x.byte != 0));
@@ -77,6 +83,16 @@ cast_value<__half>(const any_value &v)
     return v.kind == 'f' ? __double2half(v.d)
            : v.kind == 'i' ? __ll2half_rn((long long)v.i)
                            : __ull2half_rn((unsigned long long)v.u);
+}
+
+/* Through float, as ml_dtypes casts (2^24 + 2^16 + 1 becomes 2^24). */
+template <>
+__device__ __nv_bfloat16
+cast_value<__nv_bfloat16>(const any_value &v)
+{
+    return __float2bfloat16_rn(v.kind == 'f' ? (float)v.d
+                               : v.kind == 'i' ? (float)v.i
+                                               : (float)v.u);
 }
 
 template <>

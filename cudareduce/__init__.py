@@ -127,7 +127,13 @@ _INPUTS_DOC = """a : array_like
         PyTorch CUDA tensors) or DLPack (JAX, PyTorch), read in place on
         the device (non-contiguous views are gathered on the device first),
         or anything ``numpy.asarray`` accepts.  dtypes: bool, int8-int64,
-        uint8-uint64, float16, float32, float64.  A ``numpy.ma`` masked
+        uint8-uint64, float16, float32, float64 and bfloat16 (ml_dtypes'
+        NumPy dtype, JAX's; PyTorch's and JAX's tensors through DLPack or
+        a PyTorch tensor itself).  bfloat16 is summed in float32, as
+        float16, and rounded once: NumPy adds it in bfloat16, rounding at
+        every step (``numpy.sum`` of 1000 ones is 256, here 1000).  A
+        bfloat16 result is an ``ml_dtypes.bfloat16`` scalar, or float32
+        where ml_dtypes is not installed.  A ``numpy.ma`` masked
         array is reduced as ``numpy.ma`` reduces it: masked elements do not
         count, and if every element is masked the result is
         ``numpy.ma.masked`` (the index operators, as
@@ -217,7 +223,8 @@ def _documented(doc: str) -> Any:
         The dtype to sum in and return, any supported one, as
         ``numpy.sum(a, dtype=...)``: each element is cast to it first
         (unsafely: floats into integers truncate), integers then wrap in
-        it, float16 sums run in float32 and round at the end, and
+        it, float16 and bfloat16 sums run in float32 and round at the
+        end (elements cast into them are rounded to them first), and
         ``dtype=bool`` is the logical or of the elements.  A dtype that
         casts each element, or sums in another accumulator than NumPy's
         default, first converts the elements on the device (as NumPy's
@@ -230,7 +237,8 @@ def _documented(doc: str) -> Any:
     numpy scalar or array
         `out`, when given; else a scalar of ``numpy.sum``'s result dtype: bool
         and signed integers sum to int64, unsigned ones to uint64 (exact,
-        wrapping like NumPy's), float16 to float16 (accumulated in float32),
+        wrapping like NumPy's), float16 and bfloat16 to themselves
+        (accumulated in float32),
         float32 and float64 in their own type.  An empty array sums to 0.
         NumPy's floating-point warnings ("overflow encountered in reduce",
         "invalid value encountered in reduce"), under ``numpy.errstate``.

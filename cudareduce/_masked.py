@@ -103,13 +103,14 @@ def _all_nan(a: ma.MaskedArray, run: Reducer) -> bool:
 
 def _mean(a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
     """``MaskedArray.mean``: the unmasked sum (in float64 for integers,
-    float32 for float16) times 1.0 over the unmasked count; without a mask,
-    ``ndarray.mean`` of the masked array."""
+    float32 for float16 and bfloat16, as cudareduce.mean sums them)
+    times 1.0 over the unmasked count; without a mask, ``ndarray.mean`` of
+    the masked array."""
     float16_result = False
     if dtype is None:
         if issubclass(a.dtype.type, (np.integer, np.bool_)):
             dtype = np.dtype(np.float64)
-        elif issubclass(a.dtype.type, np.float16):
+        elif a.dtype == np.float16 or a.dtype.name == "bfloat16":
             dtype = np.dtype(np.float32)
             float16_result = True
     if ma.getmask(a) is ma.nomask:

@@ -211,8 +211,8 @@ CATALOGUE = [
     Bad("torch-requires-grad-asks-the-interface",
         lambda f: f(torch_like(requires_grad=True)), LookupError,
         r"asked the interface"),
-    Bad("torch-bfloat16-asks-the-interface",
-        lambda f: f(torch_like(dtype="torch.bfloat16")), LookupError,
+    Bad("torch-float8-asks-the-interface",
+        lambda f: f(torch_like(dtype="torch.float8_e4m3fn")), LookupError,
         r"asked the interface"),
     Bad("torch-sparse-asks-the-interface",
         lambda f: f(torch_like(layout="torch.sparse_coo")), LookupError,
@@ -581,8 +581,8 @@ def producer(op="sum", **kwargs) -> str:
 DLPACK_DTYPE = r"cudareduce does not support the DLPack dtype "
 
 ISOLATED = [
-    Isolated("dlpack-bfloat16", producer(code=4, bits=16), "TypeError",
-             DLPACK_DTYPE + r"\(code 4, 16 bits, 1 lanes\)"),
+    Isolated("dlpack-bfloat32", producer(code=4, bits=32), "TypeError",
+             DLPACK_DTYPE + r"\(code 4, 32 bits, 1 lanes\)"),
     Isolated("dlpack-complex64", producer(code=5, bits=64), "TypeError",
              DLPACK_DTYPE + r"\(code 5, 64 bits, 1 lanes\)"),
     Isolated("dlpack-float32x4-lanes", producer(lanes=4), "TypeError",
@@ -648,7 +648,7 @@ def test_dlpack_zero_size_cuda_capsule_is_accepted(op, kind):
 
 
 @pytest.mark.parametrize("body, error, match", [
-    pytest.param(producer(code=4, bits=16, deleter=True), "TypeError",
+    pytest.param(producer(code=5, bits=64, deleter=True), "TypeError",
                  DLPACK_DTYPE, id="unsupported-dtype"),
     pytest.param(producer(lanes=2, versioned=True, deleter=True),
                  "TypeError", DLPACK_DTYPE, id="versioned-lanes"),

@@ -337,6 +337,20 @@ def test_shared_memory_is_one_accumulator_per_thread(dtype, method):
         threads * accumulator.itemsize}
 
 
+def test_bfloat16_is_ml_dtypes_and_accumulates_in_float32():
+    """ml_dtypes' bfloat16 (NumPy kind 'V') is found by its scalar type;
+    another two-byte void dtype is not bfloat16."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for dtype in (ml_dtypes.bfloat16, np.dtype(ml_dtypes.bfloat16),
+                  "bfloat16"):
+        passes = cudareduce.plan(10 ** 7, "sequential", threads=128,
+                                 dtype=dtype, sm_count=108)
+        assert {p.shared_bytes for p in passes} == {128 * 4}
+    for dtype in ("V2", np.dtype([("a", np.int16)])):
+        with pytest.raises(TypeError, match="does not support dtype"):
+            cudareduce.plan(1000, "sequential", dtype=dtype)
+
+
 @pytest.mark.parametrize(
     "method", [m for m in LADDER if m not in GRID_STRIDE_METHODS])
 @pytest.mark.parametrize("n", [1, 1000, 2 ** 40])
