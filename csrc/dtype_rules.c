@@ -80,19 +80,13 @@ crpy_descr(const crpy_dtype *dtype)
 PyArray_Descr *
 crpy_result_descr(const crpy_dtype *dtype)
 {
-    PyObject *type = NULL;
-    if (dtype->type != CR_TYPE_BFLOAT16) {
-        return PyArray_DescrFromType(dtype->typenum);
-    }
-    switch (bfloat16_scalar_type(&type)) {
-    case 1:
-        Py_DECREF(type);
-        return crpy_descr(dtype);
-    case 0:
+    PyArray_Descr *descr = crpy_descr(dtype);
+    if (descr == NULL && dtype->type == CR_TYPE_BFLOAT16
+        && PyErr_ExceptionMatches(PyExc_ImportError)) {
+        PyErr_Clear();
         return PyArray_DescrFromType(NPY_FLOAT32);
-    default:
-        return NULL;
     }
+    return descr;
 }
 
 const crpy_dtype *
