@@ -42,9 +42,9 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from . import reference as _reference
 from .results import (format_bytes, gbps, is_peer, is_reference,
-                      ladder_methods, op_of, order_results, read_floor_us,
-                      reduction_label, result_gbps, short_n, speedups,
-                      validate_document)
+                      ladder_methods, numpy_dtype, op_of, order_results,
+                      read_floor_us, reduction_label, result_gbps, short_n,
+                      speedups, validate_document)
 
 __all__ = ["plot_bandwidth", "plot_step_speedups", "select_group"]
 
@@ -349,7 +349,7 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
     ladder = ladder_methods()
     device = doc["device"]["name"]
     floor = doc["floor"]
-    itemsize = np.dtype(dtype).itemsize
+    itemsize = numpy_dtype(dtype).itemsize
     sizes = sorted({r["n"] for r in rows})
     cmap = matplotlib.colormaps["viridis"]
 

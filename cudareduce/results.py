@@ -65,7 +65,7 @@ __all__ = [
     "OPS", "PEER_FUNCTIONS", "PROBE_KEYS", "REFERENCE_METHOD", "RESULT_KEYS",
     "SCHEMA", "TABLE_HEADERS", "TIME_KEYS", "TIMING_KEYS", "describe_device",
     "describe_sizes", "device_line", "format_bytes", "format_group",
-    "format_n", "format_table", "gbps", "group_cells", "group_results",
+    "format_n", "is_float_dtype", "numpy_dtype", "format_table", "gbps", "group_cells", "group_results",
     "group_title", "is_int", "is_peer", "is_reference", "ladder_methods",
     "make_document", "make_result", "now", "op_of", "order_results",
     "pass_split", "peers_of", "read_floor_us", "read_percent",
@@ -76,7 +76,9 @@ __all__ = [
 
 #: The element types the bench times: every dtype the library reduces.
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-          "uint32", "uint64", "float16", "float32", "float64")
+          "uint32", "uint64", "float16", "float32", "float64", "bfloat16")
+#: The dtypes of :data:`DTYPES` that NumPy has from ml_dtypes (JAX's).
+_ML_DTYPES = ("bfloat16",)
 #: The reductions the bench times: every operator of the extension, in its
 #: order, as the library's functions (and NumPy's) name them.
 OPS: tuple[str, ...] = _cudareduce.OPERATORS
@@ -271,6 +273,21 @@ def make_document(device: Mapping[str, Any], floor: Mapping[str, Any],
                           for p in probes), key=lambda p: p["bytes"]),
         "results": [dict(r) for r in results],
     }
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The NumPy dtype of :data:`DTYPES`'s `name`: bfloat16 is ml_dtypes'
+    (ImportError where ml_dtypes is not installed)."""
+    if name in _ML_DTYPES:
+        import ml_dtypes  # noqa: PLC0415  (optional dependency)
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
+
+
+def is_float_dtype(name: str) -> bool:
+    """Whether :data:`DTYPES`'s `name` is a floating-point dtype (NumPy's
+    kind ``"f"``, or ml_dtypes' bfloat16, whose kind is ``"V"``)."""
+    return name in _ML_DTYPES or np.dtype(name).kind == "f"
 
 
 def is_int(x: Any) -> bool:
@@ -518,7 +535,7 @@ def write_json(document: Mapping[str, Any], path: str | os.PathLike) -> None:
 def result_bytes(r: Mapping[str, Any]) -> int:
     """The bytes a result's method reads: ``n * itemsize`` of its input,
     whatever the op gives (an arg op's int64 index, a mean's float)."""
-    return r["n"] * np.dtype(r["dtype"]).itemsize
+    return r["n"] * numpy_dtype(r["dtype"]).itemsize
 
 
 def gbps(nbytes: int, us: float | None) -> float | None:
@@ -548,7 +565,7 @@ def read_floor_us(document: Mapping[str, Any], n: int, dtype: str,
     if key not in _PROBE_TIMINGS:
         raise ValueError(f"key must be one of {tuple(_PROBE_TIMINGS)}, got "
                          f"{key!r}")
-    nbytes = n * np.dtype(dtype).itemsize
+    nbytes = n * numpy_dtype(dtype).itemsize
     for p in document["probes"]:
         if p["bytes"] == nbytes:
             return p[f"read_{key}_us"]

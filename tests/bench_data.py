@@ -473,7 +473,7 @@ def _patch_device(monkeypatch, fake: FakeDevice, arrays: Any) -> None:
         return fake.peers[-1], ""
     # run() looks these up in the module that defines run.
     monkeypatch.setattr(ladder, "load_peer", peer)
-    monkeypatch.setattr(ladder, "device_arrays", lambda: arrays)
+    monkeypatch.setattr(ladder, "device_arrays", lambda dtype: arrays)
     monkeypatch.setattr(ladder, "_driver", lambda: FAKE_DRIVER)
 
 

@@ -62,7 +62,7 @@ def test_cli_help(tmp_path):
     ["--threads", "2048"], ["--dtype", "complex64"], ["--sizes", "2^12..2^10"],
     ["--n", "0"], ["--n", "2^10", "--sizes", "2^10..2^12"],
     ["--n", "1e6"], ["--methods", "torch.sum", "--no-peers"],
-    ["--op", "median"], ["--op", "Sum"], ["--dtype", "bfloat16"],
+    ["--op", "median"], ["--op", "Sum"], ["--dtype", "float8"],
     ["--op", "prod", "--methods", "torch.sum"],
     ["--op", "nanmin", "--methods", "fast,torch.nanmin"]])
 def test_cli_rejects_bad_arguments(argv, capsys, monkeypatch):

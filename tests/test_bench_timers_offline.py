@@ -8,6 +8,7 @@ import sys
 from types import SimpleNamespace
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -50,6 +51,12 @@ class FakeArray:
 
     def contiguous(self) -> FakeArray:
         return FakeArray(self.library, np.ascontiguousarray(self.data))
+
+    def view(self, dtype: Any) -> FakeArray:
+        """PyTorch's reinterpretation of the bits as `dtype` (the fake
+        torch's ``bfloat16`` is ml_dtypes')."""
+        self.library.log.append(("view", dtype))
+        return FakeArray(self.library, self.data.view(dtype))
 
 
 class FakeEvent:
@@ -105,6 +112,7 @@ class FakeTorch(FakeLibrary):
 
     def __init__(self, log: list, available: bool = True) -> None:
         super().__init__("torch", log)
+        self.bfloat16 = np.dtype(ml_dtypes.bfloat16)
 
         def event(enable_timing: bool = False) -> FakeEvent:
             assert enable_timing
@@ -391,6 +399,25 @@ def test_device_arrays_are_cupys_else_torchs(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
     monkeypatch.setitem(sys.modules, "torch", None)
     assert timers.device_arrays() is None
+
+
+def test_bfloat16_device_arrays_are_torchs_from_the_bits(monkeypatch):
+    """CuPy has no bfloat16: its device arrays are PyTorch's, copied as
+    uint16 bits and viewed as torch.bfloat16; so are the torch peer's."""
+    log: list = []
+    cupy, torch = FakeCupy(log), FakeTorch(log)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    assert timers.device_arrays("float32")[0] == "cupy"
+    a = np.array([1.5, -2.0, 3.0, np.nan], ml_dtypes.bfloat16)
+    name, make = timers.device_arrays("bfloat16")
+    x = make(a)
+    assert name == "torch" and x.library is torch
+    assert x.data.dtype == a.dtype
+    assert np.array_equal(x.data.view(np.uint16), a.view(np.uint16))
+    assert log[-2:] == [("to", ("cuda", 0)), ("view", torch.bfloat16)]
+    monkeypatch.setitem(sys.modules, "torch", None)
+    assert timers.device_arrays("bfloat16") is None
 
 
 def test_our_timer_is_time_reduce(fake_device):

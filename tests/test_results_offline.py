@@ -10,6 +10,7 @@ import datetime
 import json
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -898,12 +899,17 @@ def test_op_of_a_result_or_document():
 
 
 def test_dtypes_are_the_librarys():
-    """Every dtype the library reduces, each once, each a NumPy name."""
+    """Every dtype the library reduces, each once, each a NumPy name
+    (bfloat16 ml_dtypes'), the floats told apart."""
     assert set(model.DTYPES) == {
         "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-        "uint32", "uint64", "float16", "float32", "float64"}
+        "uint32", "uint64", "float16", "float32", "float64", "bfloat16"}
     assert len(set(model.DTYPES)) == len(model.DTYPES)
-    assert all(np.dtype(d).name == d for d in model.DTYPES)
+    assert all(model.numpy_dtype(d).name == d for d in model.DTYPES)
+    assert model.numpy_dtype("bfloat16") == np.dtype(ml_dtypes.bfloat16)
+    assert [d for d in model.DTYPES if model.is_float_dtype(d)] == [
+        "float16", "float32", "float64", "bfloat16"]
+    assert model.result_bytes({"n": 10, "dtype": "bfloat16"}) == 20
 
 
 def test_tables_are_per_op():

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from cudareduce.results import DEFAULT_OP
+from cudareduce.results import DEFAULT_OP, is_float_dtype, numpy_dtype
 
 __all__ = ["FACTORS", "FACTOR_COUNT", "FEW", "MAX_MAGNITUDE", "NAN_COUNT",
            "TIE_COUNT", "is_correct", "random_array", "reference_result",
@@ -58,15 +58,33 @@ NAN_COUNT = 8
 TIE_COUNT = 3
 
 
+def _kind(dtype: str) -> str:
+    """NumPy's kind of `dtype`: ``"b"``, ``"i"``, ``"u"``, or ``"f"`` for
+    every float (ml_dtypes' bfloat16, whose kind is ``"V"``, included)."""
+    return "f" if is_float_dtype(dtype) else np.dtype(dtype).kind
+
+
 def _largest(dtype: str) -> int:
-    """:data:`MAX_MAGNITUDE`, or the dtype's largest value where smaller
-    (int8: 127, uint8: 255, bool: 1)."""
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
+    """:data:`MAX_MAGNITUDE`, or where smaller the dtype's largest value
+    (int8: 127, uint8: 255, bool: 1) or, for floats, the largest integer
+    below which it holds every integer (bfloat16: 256)."""
+    kind = _kind(dtype)
+    if kind == "b":
         return 1
+    if kind == "f":
+        return min(MAX_MAGNITUDE, 2 ** _significand_bits(dtype))
+    return min(MAX_MAGNITUDE, int(np.iinfo(dtype).max))
+
+
+def _significand_bits(dtype: str) -> int:
+    """The bits of the float `dtype`'s significand, the implicit one
+    included: 11 for float16, 8 for bfloat16, 24 for float32, 53 for
+    float64."""
+    dt = numpy_dtype(dtype)
     if dt.kind == "f":
-        return MAX_MAGNITUDE
-    return min(MAX_MAGNITUDE, int(np.iinfo(dt).max))
+        return np.finfo(dt).nmant + 1
+    import ml_dtypes  # noqa: PLC0415  (numpy_dtype imported it)
+    return ml_dtypes.finfo(dt).nmant + 1
 
 
 def value_limit(n: int, dtype: str) -> int:
@@ -83,12 +101,12 @@ def value_limit(n: int, dtype: str) -> int:
     from 2^36 on (the margin exp(-1024) then holds up to 2^37 elements,
     512 GiB of float32); float64: 1000 always; float16: 1 from 2^11 on,
     where the margin holds only while |sum| < 2^11, so a float16 sum is
-    checked against the exact sum rounded once (:func:`reference_result`).
+    checked against the exact sum rounded once (:func:`reference_result`);
+    bfloat16 likewise, from n = 2^5 on.
     """
-    dt = np.dtype(dtype)
-    if dt.kind != "f":
+    if _kind(dtype) != "f":
         return _largest(dtype)
-    t = 2 ** (np.finfo(dt).nmant + 1)
+    t = 2 ** _significand_bits(dtype)
     return max(1, min(MAX_MAGNITUDE,
                       math.isqrt(t * t // (2 ** 11 * max(n, 1)))))
 
@@ -113,10 +131,10 @@ def _terms(rng: np.random.Generator, n: int, dtype: str) -> np.ndarray:
     of either sign for signed integers and floats."""
     magnitude = rng.integers(1, value_limit(n, dtype), size=n,
                              dtype=np.int32, endpoint=True)
-    if np.dtype(dtype).kind in "if":
+    if _kind(dtype) in "if":
         negative = rng.integers(0, 2, size=n, dtype=np.int8).astype(bool)
         np.negative(magnitude, out=magnitude, where=negative)
-    return magnitude.astype(dtype, copy=False)
+    return magnitude.astype(numpy_dtype(dtype), copy=False)
 
 
 def _sum_data(rng: np.random.Generator, n: int, dtype: str) -> _Data:
@@ -128,13 +146,14 @@ def _factors(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     """A product's data: ones, but for :data:`FACTOR_COUNT` factors of
     :data:`FACTORS` at random places; bool: all True, or one False half
     the time."""
-    a = np.ones(n, dtype)
-    if a.dtype.kind == "b":
+    a = np.ones(n, numpy_dtype(dtype))
+    kind = _kind(dtype)
+    if kind == "b":
         places = _places(rng, n, int(rng.integers(2)))
         a[places] = False
     else:
         places = _places(rng, n, FACTOR_COUNT)
-        a[places] = rng.choice(np.array(FACTORS[a.dtype.kind], dtype),
+        a[places] = rng.choice(np.array(FACTORS[kind], a.dtype),
                                size=places.size)
     return a, places
 
@@ -143,7 +162,7 @@ def _ends(dtype: str) -> tuple[int, int]:
     """(low, high) of the extremes' data: -1000..1000, or 0.. for unsigned
     integers and bool, as the dtype holds them (:func:`_largest`)."""
     high = _largest(dtype)
-    return (0 if np.dtype(dtype).kind in "bu" else -high), high
+    return (0 if _kind(dtype) in "bu" else -high), high
 
 
 def _extremes(rng: np.random.Generator, n: int, dtype: str) -> _Data:
@@ -153,9 +172,9 @@ def _extremes(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     low, high = _ends(dtype)
     inside = (low + 1, high - 1) if high - low > 1 else (low, high)
     a = rng.integers(*inside, size=n, dtype=np.int32,
-                     endpoint=True).astype(dtype)
+                     endpoint=True).astype(numpy_dtype(dtype))
     ends = _places(rng, n, 2)
-    a[ends] = np.array([low, high], dtype)[:ends.size]
+    a[ends] = np.array([low, high], a.dtype)[:ends.size]
     return a, ends
 
 
@@ -168,12 +187,13 @@ def _ties(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     nothing strictly inside: one value at random, and the ends at their
     places."""
     low, high = _ends(dtype)
+    dt = numpy_dtype(dtype)
     if high - low > 1:
         a = rng.integers(low + 1, high - 1, size=n, dtype=np.int32,
-                         endpoint=True).astype(dtype)
+                         endpoint=True).astype(dt)
     else:
-        a = np.full(n, rng.integers(2), dtype)
-    lone, tied = rng.permutation(np.array([low, high], dtype))
+        a = np.full(n, rng.integers(2), dt)
+    lone, tied = rng.permutation(np.array([low, high], dt))
     places = _places(rng, n, 1 + int(rng.integers(2, TIE_COUNT,
                                                   endpoint=True)))
     # A tied end would decide only by its first place, never the last.
@@ -197,7 +217,7 @@ def _ties_or_nan(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     GPU tests.
     """
     a, places = _ties(rng, n, dtype)
-    if a.dtype.kind == "f" and rng.integers(2):
+    if _kind(dtype) == "f" and rng.integers(2):
         places = _places(rng, n, 1)
         a[places] = np.nan
     return a, places
@@ -211,7 +231,7 @@ def _few(rng: np.random.Generator, n: int) -> np.ndarray:
 def _mostly_zeros(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     """Any's data: zeros, but for up to :data:`FEW` of :func:`_terms`'s
     non-zero values."""
-    a = np.zeros(n, dtype)
+    a = np.zeros(n, numpy_dtype(dtype))
     places = _few(rng, n)
     a[places] = _terms(rng, places.size, dtype)
     return a, places
@@ -248,7 +268,7 @@ def random_array(rng: np.random.Generator, n: int, dtype: str,
     floats (at most half the elements, none of those that decide the
     answer)."""
     a, deciding = _DATA[op](rng, n, dtype)
-    if op.startswith("nan") and a.dtype.kind == "f":
+    if op.startswith("nan") and _kind(dtype) == "f":
         nans = _places(rng, n, min(NAN_COUNT, n // 2))
         a[np.setdiff1d(nans, deciding)] = np.nan
     return a
@@ -275,17 +295,25 @@ def reference_result(a: np.ndarray, op: str = DEFAULT_OP) -> Any:
     divide is the one to match; nanmean's is NumPy's divide of the exact
     sum, rounded once to the input's float dtype, by the count of numbers.
     Extremes, any and all select an element,
-    the arg ops its index (an int64): NumPy's answer is exact.
+    the arg ops its index (an int64): NumPy's answer is exact.  bfloat16's
+    answers are those of its values as float32 (exact), rounded once to
+    bfloat16: ml_dtypes' bfloat16 is no ``numpy.inexact``, so that NumPy's
+    NaN-skipping functions would not skip its NaNs (``numpy.nanargmax``
+    would give a NaN's index).
     """
     function = getattr(np, op)
-    if op == "nanmean" and a.dtype.kind == "f":
+    kind = _kind(a.dtype.name)
+    data = a if a.dtype.kind == kind else a.astype(np.float32)
+    if op == "nanmean" and kind == "f":
         # numpy.nanmean's divide, of the exact sum rounded once.
-        count = np.intp(np.count_nonzero(~np.isnan(a)))
-        total = a.dtype.type(np.nansum(a, dtype=np.float64))
+        count = np.intp(np.count_nonzero(~np.isnan(data)))
+        total = a.dtype.type(np.nansum(data, dtype=np.float64))
         return a.dtype.type(total / count)
     if op not in _ACCUMULATING:
-        return function(a)
-    exact = function(a, dtype=_EXACT_ACCUMULATOR[a.dtype.kind])
+        result = function(data)
+        return a.dtype.type(result) \
+            if data is not a and isinstance(result, np.floating) else result
+    exact = function(data, dtype=_EXACT_ACCUMULATOR[kind])
     return function(np.ones(1, a.dtype)).dtype.type(exact)
 
 
@@ -298,8 +326,8 @@ def is_correct(value: Any, reference: Any) -> bool:
     expected = reference.item() if isinstance(reference, np.generic) \
         else reference
     try:
-        got = float(value) if isinstance(value, (float, np.floating)) \
-            else int(value)
+        got = int(value) if isinstance(value, (int, np.integer, np.bool_)) \
+            else float(value)
     except (TypeError, ValueError, OverflowError):
         return False
     return got == expected or (math.isnan(got) and math.isnan(expected))

@@ -20,7 +20,7 @@ from cudareduce import _cudareduce
 from cudareduce.document import Results
 from cudareduce.results import (DEFAULT_OP, DTYPES, OPS, REFERENCE_METHOD,
                                 is_int, make_document, make_result,
-                                peers_of)
+                                numpy_dtype, peers_of)
 
 from .data import is_correct, random_array, reference_result
 from .floor import default_n, measure_floor, measure_probe
@@ -271,10 +271,10 @@ def run(methods: Iterable[str] | None = None,
     if not timers:
         raise ValueError("nothing to time: no methods selected")
     floor = measure_floor(info)
-    itemsize = np.dtype(dtype).itemsize
+    itemsize = numpy_dtype(dtype).itemsize
     default, rule = default_n(itemsize, floor["empty_cold_us"], info)
     size_list = [default] if size_list is None else size_list
-    arrays = device_arrays()
+    arrays = device_arrays(dtype)
 
     rng = np.random.default_rng(seed)
     results, probes = [], []

@@ -15,14 +15,12 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
-
 import cudareduce
 from cudareduce import _cudareduce
 from cudareduce.document import Results
 from cudareduce.results import (DEFAULT_OP, REFERENCE_METHOD, format_table,
-                                op_of, peers_of, render, result_gbps,
-                                short_n)
+                                numpy_dtype, op_of, peers_of, render,
+                                result_gbps, short_n)
 
 from .ladder import run
 from .timers import wall_times
@@ -199,7 +197,7 @@ def floor_us(results: Mapping[str, Any], dtype: str, n: int,
     reduction pays."""
     floor = results["floor"]
     way = {"cold_us": "cold", "batch_us": "batch"}[timing]
-    nbytes = n * np.dtype(dtype).itemsize
+    nbytes = n * numpy_dtype(dtype).itemsize
     return floor[f"empty_{way}_us"] + nbytes / (floor[f"read_{way}_gbps"]
                                                 * 1e3)
 

@@ -187,7 +187,7 @@ class _TorchPeer(_Peer):
         return self.torch
 
     def _rows(self, a: np.ndarray, buffers: int) -> Any:
-        src = self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+        src = _torch_tensor(self.torch, a, self.device)
         return src.expand(buffers, a.size).contiguous()
 
     def _adopt(self, x: Any) -> Any:
@@ -260,16 +260,28 @@ def load_peer(name: str, ordinal: int, dtype: str
     return timer, ""
 
 
+def _torch_tensor(torch: Any, a: np.ndarray, device: Any) -> Any:
+    """The host array `a` copied to PyTorch's `device`; ml_dtypes'
+    bfloat16 through its bits (``torch.from_numpy`` takes no ml_dtypes
+    array)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.uint16)).to(device).view(
+            torch.bfloat16)
+    return torch.from_numpy(a).to(device)
+
+
 #: (the library's name, a maker of its device arrays from host arrays).
 DeviceArrays = tuple[str, Callable[[np.ndarray], Any]]
 
 
-def device_arrays() -> DeviceArrays | None:
-    """How the call timings hold their input on the device: CuPy's arrays,
-    else PyTorch's tensors, or None when neither imports and sees a GPU."""
+def device_arrays(dtype: str = "float32") -> DeviceArrays | None:
+    """How the call timings hold their input of `dtype` on the device:
+    CuPy's arrays (but for bfloat16, which CuPy lacks), else PyTorch's
+    tensors, or None when neither imports and sees a GPU."""
     try:
         import cupy  # noqa: PLC0415  (optional dependency)
-        if cupy.cuda.runtime.getDeviceCount() > 0:
+        if dtype != "bfloat16" and cupy.cuda.runtime.getDeviceCount() > 0:
             return "cupy", cupy.asarray
     except Exception:  # noqa: BLE001 - not importable, or no device
         pass
@@ -277,7 +289,7 @@ def device_arrays() -> DeviceArrays | None:
         import torch  # noqa: PLC0415  (optional dependency)
         if torch.cuda.is_available():
             device = torch.device("cuda", torch.cuda.current_device())
-            return "torch", lambda a: torch.from_numpy(a).to(device)
+            return "torch", lambda a: _torch_tensor(torch, a, device)
     except ImportError:
         pass
     return None
