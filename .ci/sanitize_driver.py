@@ -66,7 +66,8 @@ ALL_KINDS = DEVICE_KINDS + ("host", "host-strided")
 THREADS = (64, 128, 256, 512, 1024)
 DTYPES = tuple(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-    np.uint32, np.uint64, np.float16, np.float32, np.float64))
+    np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
+    np.complex128))
 
 # What each tool checks, and the work it gets (see .ci/sanitize):
 PROFILES = {
@@ -87,13 +88,14 @@ PROFILES = {
 }
 
 # dtype= targets that take the cast pass (gather.cu) from some source:
-# into float16 (rounding), into float32 and float64 (accumulators other
-# than the default), floats into integers through the 32-bit, 64-bit and
-# uint64 converts, and into bool (a logical or, no cast pass).  Every
-# method x every source dtype, summed at one size.
+# into float16 (rounding), into float32, float64, complex64 and complex128
+# (accumulators other than the default), floats and complex types into
+# integers through the 32-bit, 64-bit and uint64 converts, and into bool
+# (a logical or, no cast pass).  Every method x every source dtype, summed
+# at one size.
 CAST_TARGETS = tuple(np.dtype(d) for d in (
     np.bool_, np.float16, np.float32, np.float64, np.int32, np.int64,
-    np.uint64))
+    np.uint64, np.complex64, np.complex128))
 CAST_SIZE = 4097
 # The host ring's chunk (cuda/host_ring.cu) and an int64 array of two
 # chunks and a tail: a fault is injected at chunks 0, 1 and 2.
@@ -107,6 +109,7 @@ def numpy_cast_sum(a, target):
     is), the others NumPy's own."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         if target == np.float16:
             return np.float16(np.sum(a.astype(np.float64)))
         return np.sum(a, dtype=target)
@@ -322,6 +325,8 @@ def main() -> int:
                 want = numpy_cast_sum(twin, target)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
+                    warnings.simplefilter("ignore",
+                                          np.exceptions.ComplexWarning)
                     got = cudareduce.sum(obj, method, threads=threads,
                                          dtype=target)
                 calls += 1

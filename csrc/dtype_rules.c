@@ -129,15 +129,24 @@ crpy_dtype_of_type(cr_type type)
     return &dtype_table[type];
 }
 
+/* NumPy's inexact kinds: floats and complex types. */
+static int
+is_inexact(const crpy_dtype *dtype)
+{
+    return dtype->kind == 'f' || dtype->kind == 'c';
+}
+
 /* NumPy's result rules, by kind: numpy.sum of bool and signed integers
  * gives int64, of unsigned ones uint64; numpy.mean of those gives float64
- * and sums in float64.  Floats keep their type, except that numpy.mean of
- * float16 sums in float32 (and of bfloat16 too, as its sum does here). */
+ * and sums in float64.  Floats and complex types keep their type, except
+ * that numpy.mean of float16 sums in float32 (and of bfloat16 too, as its
+ * sum does here). */
 const crpy_dtype *
 crpy_numpy_sum_dtype(const crpy_dtype *input)
 {
     switch (input->kind) {
     case 'f':
+    case 'c':
         return input;
     case 'u':
         return &dtype_table[CR_TYPE_UINT64];
@@ -149,14 +158,14 @@ crpy_numpy_sum_dtype(const crpy_dtype *input)
 const crpy_dtype *
 crpy_numpy_mean_dtype(const crpy_dtype *input)
 {
-    return input->kind == 'f' ? input : &dtype_table[CR_TYPE_FLOAT64];
+    return is_inexact(input) ? input : &dtype_table[CR_TYPE_FLOAT64];
 }
 
 const crpy_dtype *
 crpy_numpy_mean_sum_dtype(const crpy_dtype *input)
 {
     /* A float's sum accumulator: float16's and bfloat16's is float32. */
-    return input->kind == 'f'
+    return is_inexact(input)
         ? &dtype_table[cr_accumulator_type(input->type, CR_OP_SUM)]
         : crpy_numpy_mean_dtype(input);
 }
@@ -202,8 +211,8 @@ crpy_result_dtypes(const crpy_operator *op, const crpy_dtype *input,
         if ((given = crpy_lookup_dtype(requested)) == NULL) {
             return -1;
         }
-        if (op->float_dtype_for_floats && input->kind == 'f'
-            && given->kind != 'f') {
+        if (op->float_dtype_for_floats && is_inexact(input)
+            && !is_inexact(given)) {
             PyErr_SetString(PyExc_TypeError,
                             "If a is inexact, then dtype must be inexact");
             return -1;

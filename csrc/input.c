@@ -4,7 +4,9 @@
  *   1. a numpy.ndarray: host memory, never a GPU protocol;
  *   2. __cuda_array_interface__ (CuPy, Numba, PyTorch CUDA tensors):
  *      device memory, read in place; a torch.Tensor itself first, from its
- *      attributes, as PyTorch's interface would give them;
+ *      attributes, as PyTorch's interface would give them; an interface
+ *      that names no stream of an object that speaks DLPack too (JAX's)
+ *      goes to 3, which waits for the producer's work;
  *   3. __dlpack__ / __dlpack_device__ (JAX, PyTorch, ...): kDLCUDA read in
  *      place, kDLCPU through numpy.from_dlpack as host memory;
  *   4. anything else through numpy.asarray, as host memory.
@@ -29,6 +31,7 @@ enum {
     DL_UINT = 1,
     DL_FLOAT = 2,
     DL_BFLOAT = 4,
+    DL_COMPLEX = 5,
     DL_BOOL = 6,
 };
 
@@ -442,6 +445,26 @@ truth_of(PyObject *obj, const char *name, int call)
     return truth;
 }
 
+/* The truth of obj.name(), 0 where obj has no such method (PyTorch
+ * before the conjugate and negative bits), or -1 with an exception. */
+static int
+optional_truth_of(PyObject *obj, const char *name)
+{
+    PyObject *method = PyObject_GetAttrString(obj, name);
+    if (method == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return -1;
+        }
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *value = PyObject_CallNoArgs(method);
+    int truth = value != NULL ? PyObject_IsTrue(value) : -1;
+    Py_XDECREF(value);
+    Py_DECREF(method);
+    return truth;
+}
+
 /* str(obj.name) equals `expected` ("torch.strided"), or with `prefix` set
  * starts with it and *rest is what follows: 0 or 1, or -1 with an
  * exception.  `text` keeps *rest alive (release it). */
@@ -478,9 +501,9 @@ acquire_torch_tensor(PyObject *obj, crpy_input *input)
 {
     int64_t shape[CR_MAX_DIMS];
     int64_t strides[CR_MAX_DIMS];
-    PyObject *text = NULL, *value = NULL;
+    PyObject *text = NULL, *value = NULL, *resolved = NULL;
     const char *dtype_name = NULL;
-    int ndim = 0, contiguous = 0, empty = 0, found;
+    int ndim = 0, contiguous = 0, empty = 0, found, conj, neg;
 
     if (!is_torch_tensor(obj)) {
         return 0;
@@ -490,6 +513,23 @@ acquire_torch_tensor(PyObject *obj, crpy_input *input)
     }
     if ((found = truth_of(obj, "requires_grad", 0)) != 0) {
         return found < 0 ? -1 : 0;
+    }
+    /* x.conj() and x.conj().imag are lazy views: a bit says to conjugate
+     * or negate the values, which their memory holds as they were before.
+     * Such a tensor is resolved (copied) first, as torch.sum reads it. */
+    if ((conj = optional_truth_of(obj, "is_conj")) < 0
+        || (neg = optional_truth_of(obj, "is_neg")) < 0) {
+        return -1;
+    }
+    if (conj || neg) {
+        PyObject *unconj = PyObject_CallMethod(obj, "resolve_conj", NULL);
+        resolved = unconj == NULL ? NULL : PyObject_CallMethod(
+                                               unconj, "resolve_neg", NULL);
+        Py_XDECREF(unconj);
+        if (resolved == NULL) {
+            return -1;
+        }
+        obj = resolved;
     }
     if ((found = str_of(obj, "layout", "torch.strided", 0, &text,
                         &dtype_name)) != 1) {
@@ -552,6 +592,7 @@ acquire_torch_tensor(PyObject *obj, crpy_input *input)
 done:
     Py_XDECREF(value);
     Py_XDECREF(text);
+    Py_XDECREF(resolved);
     if (found != 1) {
         input->dtype = NULL;
     }
@@ -574,6 +615,8 @@ dlpack_code(const crpy_dtype *dtype)
         return DL_INT;
     case 'u':
         return DL_UINT;
+    case 'c':
+        return DL_COMPLEX;
     default:
         return DL_FLOAT;
     }
@@ -737,13 +780,53 @@ acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
     return -1;
 }
 
+/* Whether `obj`, whose __cuda_array_interface__ is `interface`, is read
+ * through DLPack instead: 1 where the interface names no stream (version
+ * 2, JAX's) and `obj` also speaks DLPack, which orders the producer's
+ * pending work before the consumer's stream.  JAX's version-2 interface
+ * does not wait for that work: a sum right after jax.device_put read
+ * zeros (H100, 2026-11-24).  0, or -1 with an exception. */
+static int
+waits_through_dlpack(PyObject *obj, PyObject *interface)
+{
+    return PyDict_Check(interface)
+           && PyDict_GetItemString(interface, "stream") == NULL
+           && PyObject_HasAttrString(obj, "__dlpack__")
+           && PyObject_HasAttrString(obj, "__dlpack_device__");
+}
+
+/* `obj` through its __cuda_array_interface__, or through DLPack (where
+ * it has no interface, or waits_through_dlpack), or else as anything
+ * numpy.asarray takes.  0, or -1 with an exception. */
+static int
+acquire_protocols(PyObject *obj, int stream_given, uintptr_t stream,
+                  crpy_input *input)
+{
+    int result;
+    PyObject *attribute = optional_attribute(obj, CAI);
+    if (attribute == NULL && PyErr_Occurred()) {
+        return -1;      /* the property raised: e.g. a tensor needing grad */
+    }
+    if (attribute != NULL && !waits_through_dlpack(obj, attribute)) {
+        result = acquire_cai(obj, attribute, input);
+        Py_DECREF(attribute);
+        return result;
+    }
+    Py_XDECREF(attribute);
+    if ((attribute = optional_attribute(obj, "__dlpack_device__")) != NULL) {
+        result = acquire_dlpack(obj, attribute, stream_given, stream, input);
+        Py_DECREF(attribute);
+        return result;
+    }
+    return PyErr_Occurred() ? -1 : acquire_host(obj, input);
+}
+
 /* --- the entry points -------------------------------------------------------- */
 
 int
 crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
                    uintptr_t stream, crpy_input *input)
 {
-    PyObject *attribute;
     int result;
 
     memset(input, 0, sizeof(*input));
@@ -754,23 +837,8 @@ crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
     else if ((result = acquire_torch_tensor(obj, input)) != 0) {
         result = result < 0 ? -1 : 0;
     }
-    else if ((attribute = optional_attribute(obj, CAI)) != NULL) {
-        result = acquire_cai(obj, attribute, input);
-        Py_DECREF(attribute);
-    }
-    else if (PyErr_Occurred()) {
-        return -1;      /* the property raised: e.g. a tensor needing grad */
-    }
-    else if ((attribute = optional_attribute(obj, "__dlpack_device__"))
-             != NULL) {
-        result = acquire_dlpack(obj, attribute, stream_given, stream, input);
-        Py_DECREF(attribute);
-    }
-    else if (PyErr_Occurred()) {
-        return -1;
-    }
     else {
-        result = acquire_host(obj, input);
+        result = acquire_protocols(obj, stream_given, stream, input);
     }
     if (result < 0) {
         crpy_release_input(input);

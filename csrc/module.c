@@ -155,50 +155,66 @@ done:
     return cast;
 }
 
-/* The accumulator's value as a NumPy scalar of `dtype`, the dtype the
- * reduction is into.  A float32 accumulator of a float16 reduction rounds
- * as NumPy's float16 loop rounds its float32 sum; past float16's range it
- * becomes inf directly, since NumPy's cast would warn "overflow
- * encountered in cast" where numpy.sum says "in reduce"
+/* The accumulator's value at `bytes` as a NumPy scalar of `dtype`, the
+ * dtype the reduction is into.  A float32 accumulator of a float16
+ * reduction rounds as NumPy's float16 loop rounds its float32 sum; past
+ * float16's range it becomes inf directly, since NumPy's cast would warn
+ * "overflow encountered in cast" where numpy.sum says "in reduce"
  * (report_like_numpy). */
 static PyObject *
-box_value(const result_value *value, cr_type acc, const crpy_dtype *dtype)
+box_value(const unsigned char *bytes, cr_type acc, const crpy_dtype *dtype)
 {
     /* The smallest float whose float16 rounding is inf (65504 is the
      * largest float16, and 65520 rounds to even, up). */
     const float float16_overflow = 65520.0f;
+    float single;
+    memcpy(&single, bytes, sizeof(single));
     if (acc == CR_TYPE_FLOAT32 && dtype->type == CR_TYPE_FLOAT16
-        && isfinite(value->f) && fabsf(value->f) >= float16_overflow) {
-        npy_half inf = value->f < 0 ? 0xfc00 : 0x7c00;
+        && isfinite(single) && fabsf(single) >= float16_overflow) {
+        npy_half inf = single < 0 ? 0xfc00 : 0x7c00;
         return scalar_as(&inf, dtype, dtype);
     }
-    return scalar_as(value, crpy_dtype_of_type(acc), dtype);
+    return scalar_as(bytes, crpy_dtype_of_type(acc), dtype);
+}
+
+/* Whether the value at `bytes`, of the float or complex type `type`, is
+ * NaN (a complex one where either part is). */
+static int
+value_is_nan(const unsigned char *bytes, cr_type type)
+{
+    float single[2];
+    double wide[2];
+    switch (type) {
+    case CR_TYPE_FLOAT32:
+    case CR_TYPE_COMPLEX64:
+        memcpy(single, bytes, cr_type_size(type));
+        return isnan(single[0])
+               || (type == CR_TYPE_COMPLEX64 && isnan(single[1]));
+    default:
+        memcpy(wide, bytes, cr_type_size(type));
+        return isnan(wide[0])
+               || (type == CR_TYPE_COMPLEX128 && isnan(wide[1]));
+    }
 }
 
 /* cr_reduce's result for `request` as a NumPy scalar of `dtype`: the
  * accumulator's value, or an index operator's index.  Where a
  * NaN-skipping one found every element NaN (the value beside the index,
- * a float accumulator, is NaN), numpy.nanargmin's ValueError instead. */
+ * a float or complex accumulator, is NaN), numpy.nanargmin's ValueError
+ * instead. */
 static PyObject *
 box_result(const result_value *value, const cr_request *request,
            const crpy_dtype *dtype)
 {
-    if (cr_op_gives_index(request->op) && cr_op_skips_nan(request->op)) {
-        float single;
-        double beside;
-        if (request->acc == CR_TYPE_FLOAT32) {
-            memcpy(&single, value->indexed.value, sizeof(single));
-            beside = single;
-        }
-        else {
-            memcpy(&beside, value->indexed.value, sizeof(beside));
-        }
-        if (isnan(beside)) {
-            PyErr_SetString(PyExc_ValueError, "All-NaN slice encountered");
-            return NULL;
-        }
+    const unsigned char *bytes = (const unsigned char *)value;
+    if (cr_op_gives_index(request->op) && cr_op_skips_nan(request->op)
+        && value_is_nan(value->indexed.value, request->acc)) {
+        PyErr_SetString(PyExc_ValueError, "All-NaN slice encountered");
+        return NULL;
     }
-    return box_value(value, cr_result_value_type(request->acc, request->op),
+    return box_value(bytes + cr_result_value_offset(request->acc,
+                                                    request->op),
+                     cr_result_value_type(request->acc, request->op),
                      dtype);
 }
 
@@ -552,6 +568,29 @@ PyDoc_STRVAR(reduce_doc,
 "`out` returned: a device `out` without waiting and without warnings.\n"
 "`threads` None is the method's default for the input's size.");
 
+/* NumPy's ComplexWarning where a dtype= casts complex elements to a real
+ * type (not bool: that cast discards nothing), after numpy.mean's warning
+ * of an empty input, as NumPy's order is; at the caller of the cudareduce
+ * function.  0, or -1 with the exception a warnings filter made of it. */
+static int
+warn_complex_to_real(const reduction_call *call, PyArray_Descr *requested)
+{
+    if (requested == NULL || call->input.dtype->kind != 'c'
+        || call->reduced->kind == 'c' || call->reduced->kind == 'b') {
+        return 0;
+    }
+    PyObject *module = PyImport_ImportModule("numpy.exceptions");
+    PyObject *category = module == NULL ? NULL : PyObject_GetAttrString(
+                                                     module, "ComplexWarning");
+    int result = category == NULL
+        ? -1
+        : PyErr_WarnEx(category, "Casting complex values to real discards "
+                       "the imaginary part", 2);
+    Py_XDECREF(category);
+    Py_XDECREF(module);
+    return result;
+}
+
 static PyObject *
 cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -597,6 +636,9 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     if (call.request.n == 0 && call.op->empty_warning != NULL
         && PyErr_WarnEx(PyExc_RuntimeWarning, call.op->empty_warning,
                         2) < 0) {
+        goto done;
+    }
+    if (warn_complex_to_real(&call, requested) < 0) {
         goto done;
     }
     if (out != Py_None && PyArray_Check(out)

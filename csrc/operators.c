@@ -30,10 +30,11 @@ finish_mean(PyObject *sum, int64_t n, const crpy_dtype *result)
     return mean;
 }
 
-/* numpy.nanmean of floats: the sum of the non-NaN elements over their
- * count as numpy.mean divides; none (every element NaN, or none at all):
- * NaN with NumPy's warning only, since numpy.nanmean divides under
- * errstate(invalid="ignore"). */
+/* numpy.nanmean of floats and complex types: the sum of the non-NaN
+ * elements over their count as numpy.mean divides; none (every element
+ * NaN, or none at all): NaN (nan+nanj for a complex one, 0/0 in complex
+ * arithmetic) with NumPy's warning only, since numpy.nanmean divides
+ * under errstate(invalid="ignore"). */
 static PyObject *
 finish_nanmean(PyObject *sum, int64_t count, const crpy_dtype *result)
 {
@@ -44,23 +45,31 @@ finish_nanmean(PyObject *sum, int64_t count, const crpy_dtype *result)
         return NULL;
     }
     PyArray_Descr *type = crpy_result_descr(result);
-    PyObject *nan = type == NULL ? NULL : PyObject_CallFunction(
-        (PyObject *)type->typeobj, "d", Py_NAN);
+    PyObject *value = type == NULL ? NULL
+                      : result->kind == 'c'
+                          ? PyComplex_FromDoubles(Py_NAN, Py_NAN)
+                          : PyFloat_FromDouble(Py_NAN);
+    PyObject *nan = value == NULL ? NULL : PyObject_CallOneArg(
+        (PyObject *)type->typeobj, value);
+    Py_XDECREF(value);
     Py_XDECREF(type);
     return nan;
 }
 
-/* numpy.nanmin and nanmax: NaN where every element is NaN, with NumPy's
- * warning (level 2: at the caller of the cudareduce function). */
+/* numpy.nanmin and nanmax: NaN where every element is NaN (a complex
+ * value, where either part is: x != x), with NumPy's warning (level 2: at
+ * the caller of the cudareduce function). */
 static PyObject *
 finish_nan_extremum(PyObject *value, int64_t n, const crpy_dtype *result)
 {
-    double x = PyFloat_AsDouble(value);
-    if (x == -1.0 && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (isnan(x) && PyErr_WarnEx(PyExc_RuntimeWarning,
-                                 "All-NaN slice encountered", 2) < 0) {
+    /* Not PyObject_RichCompareBool, which takes an object equal to
+     * itself. */
+    PyObject *unequal = PyObject_RichCompare(value, value, Py_NE);
+    const int nan = unequal == NULL ? -1 : PyObject_IsTrue(unequal);
+    Py_XDECREF(unequal);
+    if (nan < 0 || (nan && PyErr_WarnEx(PyExc_RuntimeWarning,
+                                        "All-NaN slice encountered",
+                                        2) < 0)) {
         return NULL;
     }
     return Py_NewRef(value);
@@ -153,6 +162,7 @@ const crpy_operator *
 crpy_operator_for(const crpy_operator *op, const crpy_dtype *input)
 {
     for (size_t o = 0; op->others_as != NULL && input->kind != 'f'
+                       && input->kind != 'c'
                        && o < OPERATOR_COUNT; o++) {
         if (strcmp(operators[o].name, op->others_as) == 0) {
             return &operators[o];

@@ -163,29 +163,39 @@ int cr_op_identity(cr_op op, int *identity);
 int cr_op_gives_index(cr_op op);
 int cr_op_counts(cr_op op);
 
-/* The result of an INDEX operator (CR_OPS): the element's C-order index,
- * and its value as the accumulator type `acc` at the start of `value`.
- * Of numpy.nanargmin and nanargmax (whose NaNs count as +inf and -inf, as
- * NumPy replaces them), the value is NaN only where every element is. */
+/* The result of an INDEX operator (CR_OPS), and of complex min and max:
+ * the element's C-order index, and its value as the accumulator type
+ * `acc` at the start of `value`.  Of numpy.nanargmin and nanargmax (whose
+ * NaNs count as +inf and -inf, as NumPy replaces them), the value is NaN
+ * only where every element is.  The kernels' result is as long as its
+ * value needs (cr_result_size): 16 bytes, 24 for complex128. */
 typedef struct {
     int64_t index;
-    unsigned char value[8];
+    unsigned char value[16];
 } cr_indexed_result;
 
-/* The result of a COUNT operator (numpy.nanmean): the sum of the
- * non-NaN elements as the accumulator type `acc` at the start of `sum`,
- * and their count. */
+/* The result of a COUNT operator (numpy.nanmean): the count of the
+ * non-NaN elements, and their sum as the accumulator type `acc` at the
+ * start of `sum` (16 bytes, or 24 for complex128, likewise). */
 typedef struct {
-    unsigned char sum[8];
     int64_t count;
+    unsigned char sum[16];
 } cr_counted_result;
 
-/* The bytes of a reduction's result with accumulator `acc` and operator
- * `op`: the accumulator's, a cr_indexed_result's or a
- * cr_counted_result's. */
+/* Whether a reduction with accumulator `acc` and operator `op` keeps an
+ * index beside its value (cr_indexed_result): the INDEX operators, and
+ * the min and max of complex types, which are the element argmin and
+ * argmax find (the first of several NaNs is NumPy's). */
+int cr_result_is_indexed(cr_type acc, cr_op op);
+/* The bytes of that reduction's result: the accumulator's, or a
+ * cr_indexed_result's or cr_counted_result's as long as its value
+ * needs. */
 size_t cr_result_size(cr_type acc, cr_op op);
-/* The type of the value at the start of that result: `acc` (a COUNT
- * operator's sum), or int64 (the index). */
+/* Where the value that the result stands for starts in those bytes: 0,
+ * or the offset of the value (complex min and max) or of the sum (a COUNT
+ * operator's); and its type: `acc`, or int64 (an INDEX operator's
+ * index). */
+size_t cr_result_value_offset(cr_type acc, cr_op op);
 cr_type cr_result_value_type(cr_type acc, cr_op op);
 
 /* What the kernels do for NumPy's reduction of `type` elements into

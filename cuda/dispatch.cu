@@ -14,6 +14,7 @@ struct cr_dispatch_entry {
     cr_type type;
     cr_type acc;
     cr_op op;
+    size_t acc_size;            /* sizeof the kernels' accumulator */
     cr_passes_fn run_passes;
     cr_fast_fn run_fast;
     cr_cub_fn run_cub;
@@ -22,9 +23,9 @@ struct cr_dispatch_entry {
 };
 
 #define CR_INSTANCE(TYPE, ACC, OP, T, Acc, Op)                            \
-    {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, run_passes<T, Acc, Op>,   \
-     run_fast<T, Acc, Op>, run_cub<T, Acc, Op>, run_fold<T, Acc, Op>,     \
-     write_identity<Acc, Op>},
+    {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, sizeof(Acc),             \
+     run_passes<T, Acc, Op>, run_fast<T, Acc, Op>, run_cub<T, Acc, Op>,   \
+     run_fold<T, Acc, Op>, write_identity<Acc, Op>},
 
 static const cr_dispatch_entry dispatch_table[] = {
 #include "instances.def"
@@ -66,14 +67,15 @@ route_request(const cr_request *request, cr_route *route, cr_error *error)
     }
     if (route->entry == NULL) {
         /* An operator that counts its non-NaN elements (nanmean) keeps
-         * them NaN through a cast between floats. */
+         * them NaN through the cast, a complex one too. */
         const int counts = cr_op_counts(request->op);
         const int skips_nan = cr_op_skips_nan(request->op) && !counts;
         route->staged = request->cast != request->type ? request->cast
                                                        : request->acc;
-        route->nan_to_identity = skips_nan
-            && cr_op_identity(request->op, &route->identity);
-        if (!skips_nan || route->nan_to_identity) {
+        route->nan.replace = skips_nan
+            && cr_op_identity(request->op, &route->nan.value);
+        route->nan.keep = counts;
+        if (!skips_nan || route->nan.replace) {
             route->entry = find_entry(route->staged, request->acc,
                                       counts ? request->op
                                              : cr_op_without_nan(
@@ -83,6 +85,12 @@ route_request(const cr_request *request, cr_route *route, cr_error *error)
     if (route->entry == NULL) {
         return cr_fail(error, CR_ERR_INVALID, "no kernel for this element "
                        "type, cast, accumulator and operator");
+    }
+    /* Every copy of the result takes cr_result_size's bytes. */
+    if (route->entry->acc_size
+        != cr_result_size(route->entry->acc, route->entry->op)) {
+        return cr_fail(error, CR_ERR_INVALID, "the kernel's accumulator is "
+                       "not as long as its result");
     }
     return CR_OK;
 }

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "cudareduce.h"
+#include "gather.cuh"
 #include "workspace.cuh"
 
 /* One row of instances.def: the typed runners of an (element,
@@ -19,14 +20,12 @@ struct cr_dispatch_entry;
 
 /* How a request is served: by `entry`, whose elements are of type
  * `staged`.  Where that is not the request's type, a cast pass
- * (cr_gather) first converts the elements into it as NumPy casts, and
- * with nan_to_identity puts `identity` in place of each NaN (a
- * NaN-skipping sum or product whose row is the plain one's). */
+ * (cr_gather) first converts the elements into it as NumPy casts, their
+ * NaNs as `nan` says. */
 typedef struct {
     const cr_dispatch_entry *entry;
     cr_type staged;
-    int nan_to_identity;
-    int identity;
+    cr_nan_rule nan;
 } cr_route;
 
 typedef struct {

@@ -24,24 +24,23 @@ struct copy_words {
     __device__ Word operator()(Word x) const { return x; }
 };
 
-/* What a cast puts in place of NaN: with `replace`, `value`. */
-struct nan_replacement {
-    int replace;
-    int value;
-};
-
-/* A cast's element: NumPy's cast of its value, NaN replaced first where
- * the reduction skips NaN. */
+/* A cast's element: NumPy's cast of its value, a NaN first replaced or
+ * kept as the rule says (gather.cuh). */
 template <class To>
 struct cast_elements {
-    nan_replacement nan;
+    cr_nan_rule nan;
     template <class From>
     __device__ To operator()(From x) const
     {
         auto value = plain_value(x);
-        if constexpr (cuda::std::is_floating_point_v<decltype(value)>) {
+        using Value = decltype(value);
+        if constexpr (cuda::std::is_floating_point_v<Value>
+                      || is_complex<Value>::value) {
             if (nan.replace && value != value) {
-                value = decltype(value)(nan.value);
+                value = Value(nan.value);
+            }
+            else if (nan.keep && value != value) {
+                return numpy_cast<To>(value_limits<Value>::nan());
             }
         }
         return numpy_cast<To>(value);
@@ -94,13 +93,13 @@ static const struct {
     size_t size;
     copy_launch launch;
 } copies[] = {COPY_ROW(uint8_t), COPY_ROW(uint16_t), COPY_ROW(uint32_t),
-              COPY_ROW(uint64_t)};
+              COPY_ROW(uint64_t), COPY_ROW(uint4)};
 #undef COPY_ROW
 
 /* The types a cast pass converts into (cr_route's staged types): the
  * converts of NumPy's casts from floats to integers (int32, int64,
  * uint64), float16 and bfloat16, and the accumulators a dtype= asks for
- * (bool, float32, float64). */
+ * (bool, float32, float64, complex64, complex128). */
 #define CR_CAST_TARGETS(X, From, FROM)                                     \
     X(From, FROM, numpy_bool, BOOL)                                        \
     X(From, FROM, __half, FLOAT16)                                         \
@@ -109,16 +108,18 @@ static const struct {
     X(From, FROM, double, FLOAT64)                                         \
     X(From, FROM, int32_t, INT32)                                          \
     X(From, FROM, int64_t, INT64)                                          \
-    X(From, FROM, uint64_t, UINT64)
+    X(From, FROM, uint64_t, UINT64)                                        \
+    X(From, FROM, complex_value<float>, COMPLEX64)                         \
+    X(From, FROM, complex_value<double>, COMPLEX128)
 
 typedef void (*cast_launch)(const unsigned char *, const gather_layout &,
-                            void *, int64_t, nan_replacement, cudaStream_t);
+                            void *, int64_t, cr_nan_rule, cudaStream_t);
 
 /* A cast's launch, in the one signature of the table. */
 template <class From, class To>
 static void
 launch_cast(const unsigned char *base, const gather_layout &layout,
-            void *out, int64_t n, nan_replacement nan, cudaStream_t stream)
+            void *out, int64_t n, cr_nan_rule nan, cudaStream_t stream)
 {
     launch_gather<From, To>(base, layout, out, n, cast_elements<To>{nan},
                             stream);
@@ -140,7 +141,7 @@ static const struct {
 
 cr_status
 cr_gather(const void *start, const cr_layout *layout, int64_t n,
-          cr_type from, cr_type to, const int *nan_to, void *out,
+          cr_type from, cr_type to, const cr_nan_rule *nan, void *out,
           cudaStream_t stream, cr_error *error)
 {
     cr_status status = CR_OK;
@@ -161,7 +162,8 @@ cr_gather(const void *start, const cr_layout *layout, int64_t n,
     if (n == 0) {
         goto done;
     }
-    if (from == to && nan_to == NULL) {
+    /* Kept NaNs stay NaN in a copy. */
+    if (from == to && (nan == NULL || !nan->replace)) {
         for (size_t k = 0; k < COUNT(copies); k++) {
             if (item == copies[k].size) {
                 copies[k].launch(base, by_value, out, n, copy_words{},
@@ -174,9 +176,7 @@ cr_gather(const void *start, const cr_layout *layout, int64_t n,
     for (size_t k = 0; k < COUNT(casts); k++) {
         if (casts[k].from == from && casts[k].to == to) {
             casts[k].launch(base, by_value, out, n,
-                            nan_replacement{nan_to != NULL,
-                                            nan_to != NULL ? *nan_to : 0},
-                            stream);
+                            nan != NULL ? *nan : cr_nan_rule{}, stream);
             CR_CHECK(cudaGetLastError());
             goto done;
         }

@@ -111,10 +111,8 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
         CR_CHECK(cudaStreamWaitEvent(stream, ring->copied[slot], 0));
         if (casts) {
             status = cr_gather(buffer, NULL, count, request->type,
-                               route->staged,
-                               route->nan_to_identity ? &route->identity
-                                                      : NULL,
-                               cast_buffer, stream, error);
+                               route->staged, &route->nan, cast_buffer,
+                               stream, error);
             if (status != CR_OK) {
                 goto done;
             }

@@ -16,6 +16,142 @@
 
 #include "cudareduce.h"
 
+/* A complex element or accumulator, as NumPy lays it out (real part,
+ * imaginary part), with NumPy's arithmetic: the plain product formula,
+ * and the order of its min, max, argmin and argmax, by real part, then
+ * imaginary part (a NaN in either part is handled by the operators:
+ * `x != x` says it).  Aligned to 8 bytes, complex128 too, so that beside
+ * an int64 index or count (indexed, counted) it leaves no padding, whose
+ * bytes the host would copy unwritten; device inputs are aligned to their
+ * whole item size all the same (csrc/input.c). */
+template <class F>
+struct alignas(8) complex_value {
+    F re;
+    F im;
+
+    complex_value() = default;
+    __host__ __device__ constexpr complex_value(F re_, F im_ = F(0))
+        : re(re_), im(im_)
+    {
+    }
+    /* complex64 into a complex128 accumulator. */
+    template <class G>
+    __host__ __device__ constexpr explicit complex_value(complex_value<G> z)
+        : re(F(z.re)), im(F(z.im))
+    {
+    }
+    /* NumPy's cast to bool (any, all): either part non-zero, NaN too. */
+    __host__ __device__ constexpr explicit operator bool() const
+    {
+        return re != F(0) || im != F(0);
+    }
+};
+
+template <class F>
+__host__ __device__ constexpr complex_value<F>
+operator+(complex_value<F> a, complex_value<F> b)
+{
+    return {a.re + b.re, a.im + b.im};
+}
+
+template <class F>
+__host__ __device__ constexpr complex_value<F>
+operator*(complex_value<F> a, complex_value<F> b)
+{
+    return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+
+template <class F>
+__host__ __device__ constexpr bool
+operator==(complex_value<F> a, complex_value<F> b)
+{
+    return a.re == b.re && a.im == b.im;
+}
+
+template <class F>
+__host__ __device__ constexpr bool
+operator!=(complex_value<F> a, complex_value<F> b)
+{
+    return !(a == b);
+}
+
+/* As between floats, no value with a NaN (in either part) is before or
+ * after another: the operators' NaN rules decide those. */
+template <class F>
+__host__ __device__ constexpr bool
+operator<(complex_value<F> a, complex_value<F> b)
+{
+    return a == a && b == b
+           && (a.re < b.re || (a.re == b.re && a.im < b.im));
+}
+
+template <class F>
+__host__ __device__ constexpr bool
+operator>(complex_value<F> a, complex_value<F> b)
+{
+    return b < a;
+}
+
+template <class T>
+struct is_complex : cuda::std::false_type {};
+template <class F>
+struct is_complex<complex_value<F>> : cuda::std::true_type {};
+
+/* The values of V that the operators need: past either end of its order
+ * (the identities of min and max), NaN, and +inf as NumPy puts it in
+ * place of a NaN (numpy.nanargmin; -inf for nanargmax).  A complex
+ * order's ends are infinite in both parts, past every element; its inf is
+ * NumPy's complex(inf), inf + 0j. */
+template <class V>
+struct value_limits {
+    using limits = cuda::std::numeric_limits<V>;
+    __host__ __device__ static constexpr V greatest()
+    {
+        return limits::has_infinity ? limits::infinity() : limits::max();
+    }
+    __host__ __device__ static constexpr V least()
+    {
+        return limits::has_infinity ? -limits::infinity() : limits::lowest();
+    }
+    __host__ __device__ static constexpr V nan()
+    {
+        return limits::quiet_NaN();
+    }
+    __host__ __device__ static constexpr V infinity()
+    {
+        return limits::infinity();
+    }
+    __host__ __device__ static constexpr V minus_infinity()
+    {
+        return -limits::infinity();
+    }
+};
+
+template <class F>
+struct value_limits<complex_value<F>> {
+    using limits = cuda::std::numeric_limits<F>;
+    __host__ __device__ static constexpr complex_value<F> greatest()
+    {
+        return {limits::infinity(), limits::infinity()};
+    }
+    __host__ __device__ static constexpr complex_value<F> least()
+    {
+        return {-limits::infinity(), -limits::infinity()};
+    }
+    __host__ __device__ static constexpr complex_value<F> nan()
+    {
+        return {limits::quiet_NaN(), limits::quiet_NaN()};
+    }
+    __host__ __device__ static constexpr complex_value<F> infinity()
+    {
+        return {limits::infinity(), F(0)};
+    }
+    __host__ __device__ static constexpr complex_value<F> minus_infinity()
+    {
+        return {-limits::infinity(), F(0)};
+    }
+};
+
 template <class Acc>
 struct SumOp {
     __host__ __device__ static constexpr Acc identity() { return Acc(0); }
@@ -29,9 +165,7 @@ template <class Acc>
 struct MinOp {
     __host__ __device__ static constexpr Acc identity()
     {
-        return cuda::std::numeric_limits<Acc>::has_infinity
-                   ? cuda::std::numeric_limits<Acc>::infinity()
-                   : cuda::std::numeric_limits<Acc>::max();
+        return value_limits<Acc>::greatest();
     }
     __device__ Acc operator()(Acc a, Acc b) const
     {
@@ -43,9 +177,7 @@ template <class Acc>
 struct MaxOp {
     __host__ __device__ static constexpr Acc identity()
     {
-        return cuda::std::numeric_limits<Acc>::has_infinity
-                   ? -cuda::std::numeric_limits<Acc>::infinity()
-                   : cuda::std::numeric_limits<Acc>::lowest();
+        return value_limits<Acc>::least();
     }
     __device__ Acc operator()(Acc a, Acc b) const
     {
@@ -66,7 +198,7 @@ template <class Acc>
 struct NanMinOp {
     __host__ __device__ static constexpr Acc identity()
     {
-        return cuda::std::numeric_limits<Acc>::quiet_NaN();
+        return value_limits<Acc>::nan();
     }
     __device__ Acc operator()(Acc a, Acc b) const
     {
@@ -78,7 +210,7 @@ template <class Acc>
 struct NanMaxOp {
     __host__ __device__ static constexpr Acc identity()
     {
-        return cuda::std::numeric_limits<Acc>::quiet_NaN();
+        return value_limits<Acc>::nan();
     }
     __device__ Acc operator()(Acc a, Acc b) const
     {
@@ -86,22 +218,26 @@ struct NanMaxOp {
     }
 };
 
-/* The accumulator of argmin and argmax: an element's value beside its
- * C-order index, laid out as cudareduce.h's cr_indexed_result.  (An int
- * index serves positions inside one vector load: fast.cuh.) */
+/* The accumulator of argmin and argmax (and of complex min and max): an
+ * element's value beside its C-order index, laid out as cudareduce.h's
+ * cr_indexed_result, as long as cr_result_size says: the value padded to
+ * 8 bytes.  (An int index serves positions inside one vector load:
+ * fast.cuh.) */
 template <class V, class I = int64_t>
 struct indexed {
     I index;
     V value;
 };
 
-/* The widest and the narrowest value it holds. */
-static_assert(sizeof(indexed<double>) == sizeof(cr_indexed_result)
-              && sizeof(indexed<bool>) == sizeof(cr_indexed_result)
-              && offsetof(indexed<double>, value)
-                     == offsetof(cr_indexed_result, value)
+/* The narrowest, a real and the widest value it holds. */
+static_assert(sizeof(indexed<bool>) == 16 && sizeof(indexed<double>) == 16
+              && sizeof(indexed<complex_value<double>>) == 24
               && offsetof(indexed<bool>, value)
-                     == offsetof(cr_indexed_result, value),
+                     == offsetof(cr_indexed_result, value)
+              && offsetof(indexed<complex_value<double>>, value)
+                     == offsetof(cr_indexed_result, value)
+              && sizeof(indexed<complex_value<double>>)
+                     <= sizeof(cr_indexed_result),
               "indexed<V> is laid out as cr_indexed_result");
 
 template <class Acc>
@@ -162,14 +298,14 @@ struct NanArgExtremeOp : choosing<NanArgExtremeOp<V, MAX>, V> {
     __host__ __device__ static constexpr indexed<V> identity()
     {
         return {cuda::std::numeric_limits<int64_t>::max(),
-                cuda::std::numeric_limits<V>::quiet_NaN()};
+                value_limits<V>::nan()};
     }
     template <class I>
     __device__ static indexed<V, I> choose(indexed<V, I> a, indexed<V, I> b,
                                            bool b_after)
     {
-        constexpr V nan_as = MAX ? -cuda::std::numeric_limits<V>::infinity()
-                                 : cuda::std::numeric_limits<V>::infinity();
+        constexpr V nan_as = MAX ? value_limits<V>::minus_infinity()
+                                 : value_limits<V>::infinity();
         const V a_key = a.value != a.value ? nan_as : a.value;
         const V b_key = b.value != b.value ? nan_as : b.value;
         const bool b_beyond = MAX ? b_key > a_key : b_key < a_key;
@@ -183,37 +319,48 @@ struct NanArgExtremeOp : choosing<NanArgExtremeOp<V, MAX>, V> {
     }
 };
 
-/* The accumulator of numpy.nanmean: the sum of the non-NaN elements and
- * their count, laid out as cudareduce.h's cr_counted_result. */
+/* The accumulator of numpy.nanmean: the count of the non-NaN elements
+ * and their sum, laid out as cudareduce.h's cr_counted_result, as long as
+ * cr_result_size says (the count first: the sum is 4 to 16 bytes). */
 template <class V, bool NARROW = (sizeof(V) < sizeof(int64_t))>
 struct counted {
-    V sum;
     int64_t count;
+    V sum;
+
+    counted() = default;
+    __host__ __device__ constexpr counted(V sum_, int64_t count_)
+        : count(count_), sum(sum_)
+    {
+    }
 };
 
 /* The host copies the result's 16 bytes whole, so none of them may be
  * padding: CUB's kernels, fast and fold_partials store a float sum and the
  * count as two fields, and compute-sanitizer's initcheck reported the 4
- * bytes between them unwritten (12 errors, H100, 2026-11-24).  A zero word
+ * padding bytes unwritten (12 errors, H100, 2026-11-24).  A zero word
  * fills them. */
 template <class V>
 struct counted<V, true> {
     static_assert(sizeof(V) == 4, "a narrow sum is a float");
+    int64_t count;
     V sum;
     uint32_t zero;
-    int64_t count;
 
     counted() = default;
     __host__ __device__ constexpr counted(V sum_, int64_t count_)
-        : sum(sum_), zero(0), count(count_)
+        : count(count_), sum(sum_), zero(0)
     {
     }
 };
 
-static_assert(sizeof(counted<double>) == sizeof(cr_counted_result)
-              && sizeof(counted<float>) == sizeof(cr_counted_result)
-              && offsetof(counted<float>, count)
-                     == offsetof(cr_counted_result, count),
+static_assert(sizeof(counted<float>) == 16 && sizeof(counted<double>) == 16
+              && sizeof(counted<complex_value<double>>) == 24
+              && offsetof(counted<float>, sum)
+                     == offsetof(cr_counted_result, sum)
+              && offsetof(counted<complex_value<double>>, sum)
+                     == offsetof(cr_counted_result, sum)
+              && sizeof(counted<complex_value<double>>)
+                     <= sizeof(cr_counted_result),
               "counted<V> is laid out as cr_counted_result");
 
 template <class Acc>
@@ -404,12 +551,32 @@ __device__ __forceinline__ unsigned char plain_value(numpy_bool x)
     return x.byte != 0;
 }
 
-/* numpy_cast<To>(x): the plain value x as NumPy casts it to To. */
+/* numpy_cast<To>(x): the plain value x as NumPy casts it to To.  Into a
+ * complex type each part as into its real type (a real x is the real
+ * part); from a complex x into a real type, its real part (NumPy warns,
+ * csrc/). */
 template <class To, class T>
 __device__ __forceinline__ To numpy_cast(T x)
 {
     constexpr bool from_float = cuda::std::is_floating_point_v<T>;
-    if constexpr (cuda::std::is_same_v<To, numpy_bool>) {
+    if constexpr (is_complex<To>::value) {
+        using Part = decltype(To::re);
+        if constexpr (is_complex<T>::value) {
+            return To(numpy_cast<Part>(x.re), numpy_cast<Part>(x.im));
+        }
+        else {
+            return To(numpy_cast<Part>(x), Part(0));
+        }
+    }
+    else if constexpr (is_complex<T>::value) {
+        if constexpr (cuda::std::is_same_v<To, numpy_bool>) {
+            return numpy_bool{static_cast<unsigned char>(bool(x))};
+        }
+        else {
+            return numpy_cast<To>(x.re);
+        }
+    }
+    else if constexpr (cuda::std::is_same_v<To, numpy_bool>) {
         return numpy_bool{static_cast<unsigned char>(x != T(0))};
     }
     else if constexpr (cuda::std::is_same_v<To, __half>) {

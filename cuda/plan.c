@@ -43,6 +43,20 @@ static const struct {
 #undef TYPE_FACTS
 
 static int
+type_is_float(cr_type type)
+{
+    return type_facts[type].kind == 'f';
+}
+
+/* Floats and complex types: NumPy's inexact ones, which can be NaN (a
+ * complex one where either part is). */
+static int
+type_is_inexact(cr_type type)
+{
+    return type_facts[type].kind == 'f' || type_facts[type].kind == 'c';
+}
+
+static int
 method_is_valid(cr_method method)
 {
     return (int)method >= 0 && method < CR_METHOD_COUNT;
@@ -81,10 +95,13 @@ int
 cr_method_elements_per_thread(cr_method method, size_t item_size)
 {
     if (!method_is_valid(method) || method == CR_METHOD_CUB
-        || item_size == 0 || item_size > 16) {
+        || item_size == 0 || item_size > CR_MAX_ACCUMULATOR_BYTES) {
         return 0;
     }
     int elements = method_table[method].elements_per_thread;
+    if (elements == 0 && item_size > 16) {
+        return 0;       /* the fast method reads 16-byte vectors */
+    }
     return elements ? elements : (int)(16 / item_size) * CR_FAST_UNROLL;
 }
 
@@ -160,12 +177,42 @@ cr_op_counts(cr_op op)
     return op_is_valid(op) && op_facts[op].result == COUNT;
 }
 
+/* Both kernel results keep their value 8 bytes in, after the int64. */
+_Static_assert(offsetof(cr_indexed_result, value) == sizeof(int64_t)
+                   && offsetof(cr_counted_result, sum) == sizeof(int64_t),
+               "a value beside an index or a count starts 8 bytes in");
+
+int
+cr_result_is_indexed(cr_type acc, cr_op op)
+{
+    if (cr_op_gives_index(op)) {
+        return 1;
+    }
+    /* Complex min and max (and their NaN forms): the element argmin and
+     * argmax find (instances.def). */
+    return (int)acc >= 0 && acc < CR_TYPE_COUNT
+           && type_facts[acc].kind == 'c' && op_is_valid(op)
+           && op_facts[op].accumulator == MINMAX_ACC_COLUMN;
+}
+
 size_t
 cr_result_size(cr_type acc, cr_op op)
 {
-    return cr_op_gives_index(op) ? sizeof(cr_indexed_result)
-           : cr_op_counts(op)    ? sizeof(cr_counted_result)
-                                 : cr_type_size(acc);
+    /* The value (or sum) beside the 8-byte index (or count), padded to
+     * 8 bytes as the kernels' indexed<V> and counted<V> are. */
+    const size_t beside = (cr_type_size(acc) + 7) / 8 * 8;
+    return cr_result_is_indexed(acc, op) || cr_op_counts(op)
+               ? sizeof(int64_t) + beside
+               : cr_type_size(acc);
+}
+
+size_t
+cr_result_value_offset(cr_type acc, cr_op op)
+{
+    return (cr_result_is_indexed(acc, op) && !cr_op_gives_index(op))
+                   || cr_op_counts(op)
+               ? offsetof(cr_indexed_result, value)
+               : 0;
 }
 
 cr_type
@@ -192,19 +239,13 @@ float_to_integer_cast(cr_type result)
     }
 }
 
-static int
-type_is_float(cr_type type)
-{
-    return type_facts[type].kind == 'f';
-}
-
 void
 cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
                  cr_type *acc, cr_op *kernel_op)
 {
     *cast = type;
     *acc = cr_accumulator_type(result, op);
-    *kernel_op = type_is_float(type) ? op : cr_op_without_nan(op);
+    *kernel_op = type_is_inexact(type) ? op : cr_op_without_nan(op);
     if (cr_op_gives_index(op)) {
         /* The elements' own values beside their index, whatever the
          * index's type. */
@@ -224,7 +265,8 @@ cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
          * rounded to it first, as NumPy casts before it adds. */
         *cast = result;
     }
-    else if (type_is_float(type) && !type_is_float(result)) {
+    else if (type_is_inexact(type) && !type_is_inexact(result)) {
+        /* A complex element's real part, as NumPy casts it. */
         *cast = float_to_integer_cast(result);
     }
 }

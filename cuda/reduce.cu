@@ -132,8 +132,7 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
                                      * cr_type_size(route.staged),
                                  stream));
         status = cr_gather(in, gather ? request->layout : NULL, request->n,
-                           request->type, route.staged,
-                           route.nan_to_identity ? &route.identity : NULL,
+                           request->type, route.staged, &route.nan,
                            input_buffer, stream, error);
         if (status != CR_OK) {
             goto done;

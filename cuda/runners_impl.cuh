@@ -173,10 +173,11 @@ struct element_as_accumulator {
 };
 
 /* CUB reads the elements through a pointer (its vectorized loads) where
- * the accumulator is their value alone, else through an iterator that
- * pairs each with its index or its count.  (cub::DeviceReduce::ArgMin's
- * order is `<` alone, which NaN defeats: NumPy's NaN rules need Reduce
- * with our operator.) */
+ * an element converts to the accumulator by itself, else through an
+ * iterator that pairs each with its index or its count (or makes a
+ * complex one the bool of any and all).
+ * (cub::DeviceReduce::ArgMin's order is `<` alone, which NaN defeats:
+ * NumPy's NaN rules need Reduce with our operator.) */
 template <class T, class Acc, class Op>
 cr_status
 run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
@@ -184,7 +185,7 @@ run_cub(const void *in, int64_t n, void *temp, size_t *temp_bytes,
 {
     cr_status status = CR_OK;
     const T *elements = static_cast<const T *>(in);
-    if constexpr (!cuda::std::is_arithmetic_v<Acc>) {
+    if constexpr (!cuda::std::is_convertible_v<T, Acc>) {
         CR_CHECK(cub::DeviceReduce::Reduce(
             temp, *temp_bytes,
             thrust::make_transform_iterator(

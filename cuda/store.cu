@@ -16,11 +16,20 @@
 
 /* A value of any element type, by kind: NumPy's casts go through these. */
 typedef struct {
-    char kind;          /* 'i' signed or bool, 'u' unsigned, 'f' float */
+    char kind;          /* 'i' signed or bool, 'u' unsigned, 'f' float,
+                         * 'c' complex (d the real part, im the imaginary) */
     int64_t i;
     uint64_t u;
     double d;
+    double im;
 } any_value;
+
+/* A float or complex value: d holds it, or its real part. */
+__device__ bool
+is_inexact(const any_value &v)
+{
+    return v.kind == 'f' || v.kind == 'c';
+}
 
 template <class T>
 __device__ any_value
@@ -62,17 +71,33 @@ value_of(numpy_bool x)
     return value_of((int64_t)(x.byte != 0));
 }
 
+template <class F>
+__device__ any_value
+value_of(complex_value<F> x)
+{
+    any_value v = value_of((double)x.re);
+    v.kind = 'c';
+    v.im = (double)x.im;
+    return v;
+}
+
 /* NumPy's unsafe cast of v to T: integers keep their low bits, floats
- * truncate into integers, integers round into floats. */
+ * truncate into integers, integers round into floats; a complex value
+ * into a real type is its real part, a real one into a complex type the
+ * real part. */
 template <class T>
 __device__ T
 cast_value(const any_value &v)
 {
-    if constexpr (cuda::std::is_floating_point<T>::value) {
-        return v.kind == 'f' ? (T)v.d : v.kind == 'i' ? (T)v.i : (T)v.u;
+    if constexpr (is_complex<T>::value) {
+        using Part = decltype(T::re);
+        return T(cast_value<Part>(v), v.kind == 'c' ? (Part)v.im : Part(0));
+    }
+    else if constexpr (cuda::std::is_floating_point<T>::value) {
+        return is_inexact(v) ? (T)v.d : v.kind == 'i' ? (T)v.i : (T)v.u;
     }
     else {
-        return v.kind == 'f' ? (T)v.d : (T)v.u;
+        return is_inexact(v) ? (T)v.d : (T)v.u;
     }
 }
 
@@ -80,7 +105,7 @@ template <>
 __device__ __half
 cast_value<__half>(const any_value &v)
 {
-    return v.kind == 'f' ? __double2half(v.d)
+    return is_inexact(v) ? __double2half(v.d)
            : v.kind == 'i' ? __ll2half_rn((long long)v.i)
                            : __ull2half_rn((unsigned long long)v.u);
 }
@@ -90,7 +115,7 @@ template <>
 __device__ __nv_bfloat16
 cast_value<__nv_bfloat16>(const any_value &v)
 {
-    return __float2bfloat16_rn(v.kind == 'f' ? (float)v.d
+    return __float2bfloat16_rn(is_inexact(v) ? (float)v.d
                                : v.kind == 'i' ? (float)v.i
                                                : (float)v.u);
 }
@@ -99,7 +124,9 @@ template <>
 __device__ numpy_bool
 cast_value<numpy_bool>(const any_value &v)
 {
-    return numpy_bool{(unsigned char)(v.kind == 'f' ? v.d != 0.0 : v.u != 0)};
+    return numpy_bool{(unsigned char)(is_inexact(v)
+                                          ? v.d != 0.0 || v.im != 0.0
+                                          : v.u != 0)};
 }
 
 __device__ any_value
@@ -134,30 +161,31 @@ store_value(void *p, cr_type type, const any_value &v)
     }
 }
 
-/* A result's bytes, by value (a kernel argument): an accumulator or a
- * cr_indexed_result, the larger. */
+/* A result's bytes, by value (a kernel argument): an accumulator, a
+ * cr_indexed_result or a cr_counted_result, the largest. */
 typedef struct {
     alignas(8) unsigned char bytes[sizeof(cr_indexed_result)];
 } result_bytes;
 
-/* The stored value is the result's first one, of type `value_type` (an
- * index operator's index); with `none_if_nan`, the index is -1 where the
+/* The stored value is the result's at `value_offset`, of type
+ * `value_type` (an index operator's index; nanmean's sum; complex min's
+ * value beside its index); with `none_if_nan`, the index is -1 where the
  * value beside it, of type `acc`, is NaN (every element was).  A divide
  * is by n, or with `counted` by the count beside the sum. */
 __global__ void
 store_result(const void *device_value, result_bytes host_bytes,
-             cr_type value_type, cr_type acc, int none_if_nan, int counted,
-             cr_type reduced, int divide, int64_t n, cr_type result,
-             void *out)
+             size_t value_offset, cr_type value_type, cr_type acc,
+             int none_if_nan, int counted, cr_type reduced, int divide,
+             int64_t n, cr_type result, void *out)
 {
     const unsigned char *bytes = device_value != NULL
         ? static_cast<const unsigned char *>(device_value)
         : host_bytes.bytes;
-    any_value value = load_value(bytes, value_type);
+    any_value value = load_value(bytes + value_offset, value_type);
     if (none_if_nan) {
         const any_value beside = load_value(
             bytes + offsetof(cr_indexed_result, value), acc);
-        if (beside.d != beside.d) {
+        if (beside.d != beside.d || beside.im != beside.im) {
             value = value_of((int64_t)-1);
         }
     }
@@ -169,6 +197,17 @@ store_result(const void *device_value, result_bytes host_bytes,
     const any_value sum = store_value(&reduced_bits, reduced, value);
     if (!divide) {
         (void)store_value(out, result, sum);
+        return;
+    }
+    if (sum.kind == 'c') {
+        /* NumPy's complex divide (Smith's) by n + 0j, in complex128: a
+         * multiply by 1/n, and x * 0 kept, which makes the other part NaN
+         * where one is NaN or infinite. */
+        const double scale = 1.0 / (double)n;
+        (void)store_value(out, result,
+                          value_of(complex_value<double>(
+                              (sum.d + sum.im * 0.0) * scale,
+                              (sum.im - sum.d * 0.0) * scale)));
         return;
     }
     const double numerator = sum.kind == 'f' ? sum.d
@@ -200,6 +239,7 @@ cr_store_result(const cr_request *request, const void *device_value,
     }
     store_result<<<1, 1, 0, stream>>>(
         device_value, host_bytes,
+        cr_result_value_offset(request->acc, request->op),
         cr_result_value_type(request->acc, request->op), request->acc,
         indexed && cr_op_skips_nan(request->op),
         cr_op_counts(request->op), request->reduced,

@@ -17,8 +17,9 @@
 #define CR_MAX_BLOCKS_PER_SM (CR_THREADS_PER_SM / CR_MIN_THREADS)
 
 /* A workspace partial's size: it must hold every accumulator, argmin's
- * value and index and nanmean's sum and count included. */
-#define CR_MAX_ACCUMULATOR_BYTES 16
+ * value and index and nanmean's sum and count included (a complex128
+ * value beside its index or count: 24 bytes). */
+#define CR_MAX_ACCUMULATOR_BYTES 24
 #define CR_CHECK_ACCUMULATOR_FITS(NAME, name, kind, bits, T, SUM_ACC,      \
                                   MINMAX_ACC, Minmax)                      \
     typedef char cr_accumulator_fits_##NAME                                \

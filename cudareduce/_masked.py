@@ -28,17 +28,18 @@ Reducer = Callable[[str, np.ndarray, Any], Any]
 
 # What a masked element becomes, by operator: the identity of a sum or
 # product, False for any and True for all (numpy.ma's rules); min and max
-# take numpy.ma's fill values, and their NaN forms NaN in a float array,
-# so that an unmasked all-NaN input stays one (nanmean, of floats, counts
-# only the numbers: NaN leaves a masked element out); argmin and argmax (and
-# numpy.nanargmin and nanargmax, which run them) numpy.ma's fill values.
+# take numpy.ma's fill values, and their NaN forms NaN in a float or
+# complex array, so that an unmasked all-NaN input stays one (nanmean, of
+# floats and complex types, counts only the numbers: NaN leaves a masked
+# element out); argmin and argmax (and numpy.nanargmin and nanargmax,
+# which run them) numpy.ma's fill values.
 _FILLS: dict[str, Callable[[ma.MaskedArray], Any]] = {
     "sum": lambda a: 0, "nansum": lambda a: 0, "any": lambda a: 0,
     "prod": lambda a: 1, "nanprod": lambda a: 1, "all": lambda a: 1,
     "min": ma.minimum_fill_value, "max": ma.maximum_fill_value,
-    "nanmin": lambda a: (np.nan if a.dtype.kind == "f"
+    "nanmin": lambda a: (np.nan if a.dtype.kind in "fc"
                          else ma.minimum_fill_value(a)),
-    "nanmax": lambda a: (np.nan if a.dtype.kind == "f"
+    "nanmax": lambda a: (np.nan if a.dtype.kind in "fc"
                          else ma.maximum_fill_value(a)),
     "nanmean": lambda a: np.nan,
     "argmin": ma.minimum_fill_value, "nanargmin": ma.minimum_fill_value,
@@ -70,11 +71,11 @@ def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
         What ``getattr(a, op)(dtype=dtype)`` returns (``numpy.<op>(a)`` for
         the NaN forms, which MaskedArray has no method of).
     """
-    if op == "mean" or (op == "nanmean" and a.dtype.kind != "f"):
+    if op == "mean" or (op == "nanmean" and a.dtype.kind not in "fc"):
         return _mean(a, dtype, run)
     mask = ma.getmask(a)
     every_element_masked = mask is not ma.nomask and bool(mask.all())
-    if op in ("nanargmin", "nanargmax") and a.dtype.kind == "f" \
+    if op in ("nanargmin", "nanargmax") and a.dtype.kind in "fc" \
             and a.size > 0 and not every_element_masked and _all_nan(a, run):
         # numpy.nanargmin's check, on the unmasked elements only: the
         # filled array would hold the fill value beside the NaNs.

@@ -11,12 +11,16 @@ import numpy as np
 def integer_values(rng, n, dtype) -> np.ndarray:
     """Values whose sums are exact in every accumulator: 0/1 for bool,
     -1..1 for float16 (its float32 accumulation stays exact and is rounded
-    once to the float16 result), small integers otherwise."""
+    once to the float16 result), small integers otherwise (complex: in
+    each part)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         return rng.integers(0, 2, n).astype(bool)
     if dtype == np.float16:
         return rng.integers(-1, 2, n).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.integers(-100, 101, n)
+                + 1j * rng.integers(-100, 101, n)).astype(dtype)
     low = 0 if dtype.kind == "u" else -100
     return rng.integers(low, 101, n).astype(dtype)
 
@@ -24,15 +28,16 @@ def integer_values(rng, n, dtype) -> np.ndarray:
 def product_values(rng, n, dtype) -> np.ndarray:
     """Values whose products are exact in every accumulator and order:
     ones, with a dozen factors at random places (-1 and 2, and 0.5 for
-    floats: powers of two; bool: a False in half the arrays)."""
+    floats: powers of two, and 1j for complex; bool: a False in half the
+    arrays)."""
     dtype = np.dtype(dtype)
     a = np.ones(n, dtype)
     if dtype.kind == "b":
         if rng.random() < 0.5:
             a[rng.integers(0, n)] = False
         return a
-    factors = [-1, 2, 0.5] if dtype.kind == "f" else (
-        [2, 3] if dtype.kind == "u" else [-1, 2, 3])
+    factors = {"f": [-1, 2, 0.5], "c": [-1, 2, 0.5, 1j], "u": [2, 3]}.get(
+        dtype.kind, [-1, 2, 3])
     where = rng.integers(0, n, size=min(n, 12))
     a[where] = rng.choice(factors, size=where.size)
     return a
@@ -46,18 +51,18 @@ def values_for(op, rng, n, dtype) -> np.ndarray:
 
 def numpy_answer(op, a):
     """NumPy's result for the host array `a` of integer values, computed
-    exactly (float sums and products in float64, rounded once to NumPy's
-    dtype)."""
+    exactly (float sums and products in float64, complex ones in
+    complex128, rounded once to NumPy's dtype)."""
+    exact = np.complex128 if a.dtype.kind == "c" else np.float64
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if op in ("sum", "prod", "nansum", "nanprod"):
             want = getattr(np, op)(a)
-            if a.dtype.kind == "f":
-                want = getattr(np, op)(a.astype(np.float64)).astype(
-                    want.dtype)
+            if a.dtype.kind in "fc":
+                want = getattr(np, op)(a.astype(exact)).astype(want.dtype)
             return want
         if op == "mean":
-            return np.mean(a, dtype=np.float64).astype(np.mean(a).dtype)
+            return np.mean(a, dtype=exact).astype(np.mean(a).dtype)
         return getattr(np, op)(a)
 
 
@@ -69,6 +74,7 @@ def same(op, got, want) -> bool:
         return False
     if op in ("mean", "nanmean"):
         rtol = 2e-3 if want.dtype == np.float16 else 1e-6
-        return bool(np.isclose(float(got), float(want), rtol=rtol, atol=0,
+        number = complex if want.dtype.kind == "c" else float
+        return bool(np.isclose(number(got), number(want), rtol=rtol, atol=0,
                                equal_nan=True))
     return bool(got == want)

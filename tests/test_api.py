@@ -29,9 +29,9 @@ CUDA_ERROR_NAME = re.compile(r"\bcudaError[A-Za-z]+\b")
 
 UNSUPPORTED_DTYPES = [
     np.dtype(d) for d in (
-        np.complex64, np.complex128, object, "U3",
-        "S3", "datetime64[ns]", "timedelta64[s]", [("x", np.int32)])
-] + ([np.dtype(np.longdouble)]
+        object, "U3", "S3", "datetime64[ns]", "timedelta64[s]",
+        [("x", np.int32)])
+] + ([np.dtype(np.longdouble), np.dtype(np.clongdouble)]
      if np.dtype(np.longdouble).itemsize not in (4, 8) else [])
 
 BAD_THREAD_VALUES = [0, 3, 32, 63, 65, 100, 2048, 4096, -1, -256, 2 ** 40]
@@ -197,7 +197,7 @@ def test_unsupported_dtype_is_a_type_error_naming_it(dtype, size):
 
 
 @pytest.mark.parametrize("values", [
-    ["a", "b"], [1 + 2j], [2 ** 70], [None, 1]], ids=repr)
+    ["a", "b"], [2 ** 70], [None, 1]], ids=repr)
 def test_unsupported_array_like_is_a_type_error(values):
     with pytest.raises(TypeError) as info:
         cudareduce.sum(values)
