@@ -64,19 +64,20 @@ __all__ = [
     "DEFAULT_OP", "DEVICE_KEYS", "DOCUMENT_KEYS", "DTYPES", "FLOOR_KEYS",
     "OPS", "PEER_FUNCTIONS", "PROBE_KEYS", "REFERENCE_METHOD", "RESULT_KEYS",
     "SCHEMA", "TABLE_HEADERS", "TIME_KEYS", "TIMING_KEYS", "describe_device",
-    "describe_sizes", "device_line", "format_bytes", "format_group",
-    "format_n", "is_float_dtype", "numpy_dtype", "format_table", "gbps", "group_cells", "group_results",
-    "group_title", "is_int", "is_peer", "is_reference", "ladder_methods",
-    "make_document", "make_result", "now", "op_of", "order_results",
-    "pass_split", "peers_of", "read_floor_us", "read_percent",
-    "reduction_label", "render", "report_head", "result_bytes",
-    "result_gbps", "short_n", "speedups", "table_groups",
-    "validate_document", "write_json",
+    "describe_sizes", "device_line", "dtype_kind", "format_bytes",
+    "format_group", "format_n", "format_table", "gbps", "group_cells",
+    "group_results", "group_title", "is_float_dtype", "is_int", "is_peer",
+    "is_reference", "ladder_methods", "make_document", "make_result", "now",
+    "numpy_dtype", "op_of", "order_results", "pass_split", "peers_of",
+    "read_floor_us", "read_percent", "reduction_label", "render",
+    "report_head", "result_bytes", "result_gbps", "short_n", "speedups",
+    "table_groups", "validate_document", "write_json",
 ]
 
 #: The element types the bench times: every dtype the library reduces.
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-          "uint32", "uint64", "float16", "float32", "float64", "bfloat16")
+          "uint32", "uint64", "float16", "float32", "float64", "complex64",
+          "complex128", "bfloat16")
 #: The dtypes of :data:`DTYPES` that NumPy has from ml_dtypes (JAX's).
 _ML_DTYPES = ("bfloat16",)
 #: The reductions the bench times: every operator of the extension, in its
@@ -97,7 +98,10 @@ DEFAULT_OP = "sum"
 #: nanmean (``if _any(cnt == 0)``, to warn of an empty slice); its
 #: nanargmin and nanargmax do not wait (an all-NaN input gives an index
 #: out of range rather than NumPy's ValueError), so they are timed.
-#: PyTorch's nanmean does not wait (it does not warn).
+#: PyTorch's nanmean does not wait (it does not warn).  complex64 and
+#: complex128 need nothing here: a function that orders no complex numbers
+#: (PyTorch's amin, amax, argmin, argmax) refuses them when the bench
+#: tries it on one element, and is skipped like any peer refusing a dtype.
 PEER_FUNCTIONS: dict[str, dict[str, str]] = {
     "torch": {"sum": "sum", "prod": "prod", "mean": "mean", "min": "amin",
               "max": "amax", "any": "any", "all": "all",
@@ -284,10 +288,17 @@ def numpy_dtype(name: str) -> np.dtype:
     return np.dtype(name)
 
 
+def dtype_kind(name: str) -> str:
+    """NumPy's kind of :data:`DTYPES`'s `name`: ``"b"``, ``"i"``, ``"u"``,
+    ``"c"`` (complex64, complex128), or ``"f"`` for every real float
+    (ml_dtypes' bfloat16, whose NumPy kind is ``"V"``, included)."""
+    return "f" if name in _ML_DTYPES else np.dtype(name).kind
+
+
 def is_float_dtype(name: str) -> bool:
-    """Whether :data:`DTYPES`'s `name` is a floating-point dtype (NumPy's
-    kind ``"f"``, or ml_dtypes' bfloat16, whose kind is ``"V"``)."""
-    return name in _ML_DTYPES or np.dtype(name).kind == "f"
+    """Whether :data:`DTYPES`'s `name` is a real floating-point dtype
+    (:func:`dtype_kind` ``"f"``: not complex)."""
+    return dtype_kind(name) == "f"
 
 
 def is_int(x: Any) -> bool:

@@ -59,7 +59,7 @@ def test_cli_help(tmp_path):
 
 @pytest.mark.parametrize("argv", [
     ["--methods", "bogus"], ["--methods", ","], ["--threads", "100"],
-    ["--threads", "2048"], ["--dtype", "complex64"], ["--sizes", "2^12..2^10"],
+    ["--threads", "2048"], ["--dtype", "complex256"], ["--sizes", "2^12..2^10"],
     ["--n", "0"], ["--n", "2^10", "--sizes", "2^10..2^12"],
     ["--n", "1e6"], ["--methods", "torch.sum", "--no-peers"],
     ["--op", "median"], ["--op", "Sum"], ["--dtype", "float8"],

@@ -16,12 +16,34 @@ PRODUCTS = ("prod", "nanprod")
 EXTREMES = ("min", "max", "nanmin", "nanmax")
 #: The arg ops: an index of the input, not a value of it.
 ARGS = ("argmin", "argmax", "nanargmin", "nanargmax")
+#: The real floats, the complex, and both: the dtypes that hold NaN.
 FLOATS = tuple(d for d in model.DTYPES if model.is_float_dtype(d))
+COMPLEX = ("complex64", "complex128")
+INEXACT = FLOATS + COMPLEX
 
 
 def _kind(dtype: str) -> str:
-    """NumPy's kind of `dtype`, "f" for ml_dtypes' bfloat16 too."""
+    """NumPy's kind of `dtype`, "f" for ml_dtypes' bfloat16 too ("c" for
+    complex)."""
     return "f" if model.is_float_dtype(dtype) else np.dtype(dtype).kind
+
+
+def _parts(a: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The real arrays of `a`: its real and imaginary parts where complex,
+    else `a` itself."""
+    return (a.real, a.imag) if a.dtype.kind == "c" else (a,)
+
+
+def _real(x):
+    """The real part of a complex `x`, else `x`: the extremes' data put
+    their range's ends in the real part."""
+    return x.real if np.iscomplexobj(x) else x
+
+
+def _numbers(a: np.ndarray) -> np.ndarray:
+    """The elements of `a` that are not NaN (complex: in neither part)."""
+    return a[~np.isnan(a)] if a.dtype.kind in "fc" \
+        or a.dtype.name == "bfloat16" else a
 
 
 def _numpy(function, a: np.ndarray, **kwargs):
@@ -44,12 +66,13 @@ def _numpy(function, a: np.ndarray, **kwargs):
 
 
 def _top(dtype: str) -> int:
-    """The data's largest magnitude of min's, max's and the arg ops' data:
-    1000, or less where the dtype holds less (bfloat16: every integer up
-    to 256)."""
+    """The data's largest magnitude of min's, max's and the arg ops' data
+    (complex: of their real parts): 1000, or less where the dtype holds
+    less (bfloat16: every integer up to 256)."""
     if dtype == "bfloat16":
         return 256
-    return 1000 if _kind(dtype) == "f" else min(1000, np.iinfo(dtype).max)
+    return 1000 if _kind(dtype) in "fc" \
+        else min(1000, np.iinfo(dtype).max)
 
 
 def test_is_correct_is_exact():
@@ -80,26 +103,35 @@ def test_is_correct_by_value_nan_as_nan():
 @pytest.mark.parametrize("dtype", model.DTYPES)
 @pytest.mark.parametrize("n", [1, 1000, 2 ** 20 + 3])
 def test_a_sums_data_is_nonzero_integers_of_an_exact_sum(dtype, n):
+    """Complex: each part such integers, summed apart."""
     rng = np.random.default_rng([n, len(dtype)])
     a = data.random_array(rng, n, dtype)
     limit = data.value_limit(n, dtype)
     assert a.dtype == model.numpy_dtype(dtype) and a.size == n
-    wide = a.astype(np.float64)
-    assert np.all(wide != 0) and np.all(np.abs(wide) <= limit)
-    assert np.array_equal(wide, np.round(wide))
-    if n > 100 and _kind(dtype) in "if":
-        assert wide.min() < 0 < wide.max()
+    sums = []
+    for part in _parts(a):
+        wide = part.astype(np.float64)
+        assert np.all(wide != 0) and np.all(np.abs(wide) <= limit)
+        assert np.array_equal(wide, np.round(wide))
+        if n > 100 and _kind(dtype) in "ifc":
+            assert wide.min() < 0 < wide.max()
+        sums.append(sum(int(v) for v in wide))
+    exact = complex(*sums) if _kind(dtype) == "c" else sums[0]
     reference = data.reference_result(a)
-    exact = sum(int(v) for v in wide)
     rounded = reference.dtype.type
     assert reference == rounded(exact)
     assert reference.dtype == np.sum(a).dtype
     # NumPy's sum, in either order, is exact; one element lost or doubled
     # is not, but for bfloat16 past 256, where the sums round to the same
-    # (the bench checks bfloat16's sums only as finely as it holds them).
+    # (the bench checks bfloat16's sums only as finely as it holds them);
+    # complex: nor one part of an element.
     assert data.is_correct(_numpy(np.sum, a), reference)
     assert data.is_correct(_numpy(np.sum, a[::-1]), reference)
-    for changed in (exact - int(wide[0]), exact + int(wide[-1])):
+    first, last = a[0].item(), a[-1].item()
+    changes = [exact - first, exact + last]
+    if _kind(dtype) == "c":
+        changes += [exact - first.real, exact + 1j * last.imag]
+    for changed in changes:
         if rounded(changed) == reference:
             assert dtype == "bfloat16" and abs(exact) > 256
             continue
@@ -131,6 +163,12 @@ def test_value_limit_keeps_float32_sums_exact():
     for n in (2 ** 18, 10 ** 6, 2 ** 28, 2 ** 35):
         limit = data.value_limit(n, "float32")
         assert (2 ** 24) ** 2 / (2 * n * limit * limit) >= 1024
+    # complex: its parts' float's, each part summed apart
+    for n in (1, 2 ** 17, 2 ** 28, 2 ** 36, 2 ** 40):
+        assert data.value_limit(n, "complex64") == \
+            data.value_limit(n, "float32")
+        assert data.value_limit(n, "complex128") == \
+            data.value_limit(n, "float64")
 
 
 def _data(op: str, dtype: str, n: int, seed: int = 0) -> np.ndarray:
@@ -154,8 +192,8 @@ def test_the_reference_is_numpys_answer_of_its_dtype(op, dtype):
         if op in ARGS:
             assert reference.dtype == np.int64
             picked = a[reference]
-            same = np.isnan(a) if _kind(dtype) == "f" and np.isnan(picked) \
-                else a == picked
+            same = np.isnan(a) \
+                if _kind(dtype) in "fc" and np.isnan(picked) else a == picked
             assert reference == np.flatnonzero(same)[0]
             continue
         assert data.is_correct(_numpy(getattr(np, op), a[::-1]), reference)
@@ -165,7 +203,8 @@ def test_the_reference_is_numpys_answer_of_its_dtype(op, dtype):
 
 
 @pytest.mark.parametrize("op", model.OPS)
-@pytest.mark.parametrize("dtype", ["float32", "int16", "uint8"])
+@pytest.mark.parametrize("dtype", ["float32", "int16", "uint8",
+                                   "complex128"])
 def test_a_wrong_value_is_caught(op, dtype):
     a = _data(op, dtype, 1000)
     reference = data.reference_result(a, op)
@@ -174,6 +213,9 @@ def test_a_wrong_value_is_caught(op, dtype):
         else reference.item() + 1
     assert data.is_correct(reference, reference)
     assert not data.is_correct(wrong, reference)
+    if reference.dtype.kind == "c":
+        # complex: a wrong imaginary part alone is caught
+        assert not data.is_correct(reference.item() + 1j, reference)
 
 
 @pytest.mark.parametrize("dtype", [d for d in model.DTYPES if d != "bool"])
@@ -182,7 +224,7 @@ def test_a_products_data_is_ones_and_a_dozen_factors(dtype):
     for n in SIZES:
         for op in PRODUCTS:
             a = _data(op, dtype, n)
-            numbers = a[~np.isnan(a)] if kind == "f" else a
+            numbers = _numbers(a)
             factors = numbers[numbers != 1]
             assert factors.size <= data.FACTOR_COUNT
             assert set(factors.tolist()) <= set(data.FACTORS[kind])
@@ -201,8 +243,8 @@ def test_a_bool_products_data_is_all_true_or_one_false():
     assert falses == {0, 1}
 
 
-def test_the_nan_ops_data_has_nans_on_floats():
-    for dtype in FLOATS:
+def test_the_nan_ops_data_has_nans_on_floats_and_complex():
+    for dtype in INEXACT:
         for op in ("nansum", "nanprod", "nanmin", "nanmax", "nanargmin",
                    "nanargmax"):
             a = _data(op, dtype, 1000)
@@ -211,6 +253,7 @@ def test_the_nan_ops_data_has_nans_on_floats():
             assert not np.isnan(_data(op, dtype, 1)).any()
     for op in ("sum", "prod", "min", "mean", "any"):
         assert not np.isnan(_data(op, "float32", 1000)).any()
+        assert not np.isnan(_data(op, "complex64", 1000)).any()
 
 
 @pytest.mark.parametrize("dtype", [d for d in model.DTYPES if d != "bool"])
@@ -226,10 +269,10 @@ def test_an_arg_ops_answer_is_the_first_of_ties(op, dtype):
         reference = data.reference_result(a, op)
         if op in ("argmin", "argmax") and np.isnan(a).any():
             continue        # the NaN decides, wherever it fell
-        numbers = a[~np.isnan(a)] if _kind(dtype) == "f" else a
+        numbers = _numbers(a)
         low, high = numbers.min(), numbers.max()
-        assert high == _top(dtype)
-        assert low == (-high if _kind(dtype) in "if" else 0)
+        assert _real(high) == _top(dtype)
+        assert _real(low) == (-_real(high) if _kind(dtype) in "ifc" else 0)
         counts = sorted([int(np.sum(numbers == low)),
                          int(np.sum(numbers == high))])
         assert counts[0] == 1 and 2 <= counts[1] <= data.TIE_COUNT
@@ -255,7 +298,7 @@ def test_a_bool_arg_ops_data_is_one_value_and_the_ends():
     assert all(seen == {False, True} for seen in answers.values()), answers
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dtype", INEXACT)
 def test_argmin_and_argmax_meet_one_nan_half_the_time(dtype):
     """On floats, argmin's and argmax's data hold one NaN about half the
     time, and then its place is the answer (NumPy's NaN comes first); no
@@ -273,7 +316,7 @@ def test_argmin_and_argmax_meet_one_nan_half_the_time(dtype):
         assert 0.25 < np.mean(nans) < 0.75, (op, np.mean(nans))
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dtype", INEXACT)
 @pytest.mark.parametrize("op", ["nanargmin", "nanargmax"])
 def test_the_nan_skipping_arg_ops_data_tell_the_nan_rules_apart(op, dtype):
     """nanargmin's and nanargmax's NaNs are never where the answer is, so
@@ -294,14 +337,14 @@ def test_the_nan_skipping_arg_ops_data_tell_the_nan_rules_apart(op, dtype):
 def test_each_extreme_is_one_element(dtype):
     """min and max are each decided by one element: lose it and the answer
     changes."""
-    signed = _kind(dtype) in "if"
+    signed = _kind(dtype) in "ifc"
     for op in EXTREMES:
         a = _data(op, dtype, 1000)
-        numbers = a[~np.isnan(a)] if _kind(dtype) == "f" else a
+        numbers = _numbers(a)
         low, high = numbers.min(), numbers.max()
         assert (np.sum(numbers == low), np.sum(numbers == high)) == (1, 1)
-        assert high == _top(dtype)
-        assert low == (-high if signed else 0)
+        assert _real(high) == _top(dtype)
+        assert _real(low) == (-_real(high) if signed else 0)
         reference = data.reference_result(a, op)
         assert reference == (low if op.endswith("min") else high)
 
@@ -352,3 +395,239 @@ def test_the_sums_data_is_as_before_for_a_seed():
     expected = np.where(negative, -magnitude, magnitude).astype(np.float32)
     got = data.random_array(np.random.default_rng(5), 10, "float32")
     assert np.array_equal(got, expected)
+
+
+# ---------------------------------------------------------------------------
+# complex64 and complex128
+
+
+def _lexicographic_key(a: np.ndarray) -> np.ndarray:
+    """The order of `a`'s elements by NumPy's complex order, real part
+    first (its lexsort takes the last key first)."""
+    return np.lexsort((a.imag, a.real))
+
+
+def test_is_correct_compares_complex_by_parts():
+    """Both parts equal, NaN equal to NaN part by part; a complex value
+    against a real reference, or the other way round, by value."""
+    nan = float("nan")
+    reference = np.complex64(3 - 2j)
+    assert data.is_correct(np.complex64(3 - 2j), reference)
+    assert data.is_correct(3 - 2j, reference)
+    assert data.is_correct(np.complex128(3 - 2j), reference)
+    assert not data.is_correct(3 + 2j, reference)
+    assert not data.is_correct(4 - 2j, reference)
+    assert not data.is_correct(3.0, reference)          # the part lost
+    assert data.is_correct(3.0, np.complex128(3))
+    assert data.is_correct(np.complex64(5), 5) and data.is_correct(5 + 0j, 5)
+    assert not data.is_correct(5 + 1j, 5)
+    # exactly: complex64's 0.1 is not complex128's
+    assert not data.is_correct(np.complex64(0.1), np.complex128(0.1))
+    for value in (complex(nan, 1), np.complex64(complex(nan, 1))):
+        assert data.is_correct(value, np.complex64(complex(nan, 1)))
+        assert not data.is_correct(value, np.complex64(complex(1, nan)))
+        assert not data.is_correct(value, np.complex64(complex(nan, nan)))
+        assert not data.is_correct(value, np.complex64(complex(nan, 2)))
+    assert data.is_correct(complex(nan, nan), np.complex128(complex(nan, nan)))
+    for junk in (None, "3-2j", b"3-2j", [3 - 2j]):
+        assert not data.is_correct(junk, reference)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_sums_data_are_integers_in_both_parts(dtype):
+    """Each part of a complex sum's data: non-zero integers within the
+    part's float's limit (complex64: float32's, fewer as n grows)."""
+    n = 2 ** 20 + 3
+    a = _data("sum", dtype, n)
+    limit = data.value_limit(n, dtype)
+    assert limit == (1000 if dtype == "complex128" else 362)
+    for part in (a.real, a.imag):
+        assert np.all(part != 0) and np.abs(part).max() == limit
+    # the reference: the exact sum of each part, as NumPy gives it in the
+    # input's own type
+    reference = data.reference_result(a)
+    assert reference.dtype == np.dtype(dtype)
+    assert reference.real == np.sum(a.real.astype(np.int64))
+    assert reference.imag == np.sum(a.imag.astype(np.int64))
+    assert data.is_correct(np.sum(a), reference)
+    # mean: NumPy's complex divide of the exact sum
+    mean = data.reference_result(a, "mean")
+    assert mean.dtype == np.dtype(dtype)
+    assert data.is_correct(np.mean(a), mean)
+    assert data.is_correct(np.mean(a[::-1]), mean)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_products_are_exact_in_every_order(dtype):
+    """A complex product's factors: -1, 2, 0.5, 1j, -1j; every partial
+    product, in any order, is a power of two times 1, -1, 1j or -1j, so
+    the running products in the dtype equal the exact ones."""
+    seen = set()
+    for seed in range(20):
+        for op in PRODUCTS:
+            a = _data(op, dtype, 1000, seed)
+            numbers = _numbers(a)
+            factors = numbers[numbers != 1]
+            seen |= set(factors.tolist())
+            reference = data.reference_result(a, op)
+            assert reference.dtype == np.dtype(dtype)
+            units = {1, -1, 1j, -1j}
+            scale = abs(complex(reference))
+            assert scale in {2.0 ** k for k in range(-12, 13)}
+            assert complex(reference) / scale in units
+            rng = np.random.default_rng(seed)
+            for order in (factors, factors[::-1], rng.permutation(factors)):
+                running = np.cumprod(order.astype(dtype))
+                exact = np.cumprod(order.astype(np.complex128))
+                assert np.array_equal(running, exact)
+                assert data.is_correct(running[-1] if order.size else 1,
+                                       reference)
+            assert data.is_correct(_numpy(getattr(np, op), a), reference)
+    # the units 1j and -1j among them, which turn a part into the other
+    assert seen == set(data.FACTORS["c"]) == {-1, 2, 0.5, 1j, -1j}
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_extremes_are_decided_by_the_imaginary_part(dtype):
+    """min's and max's complex data: each end of the range is the real
+    part of two elements, the imaginary part picks the answer; a method
+    that orders by the real part alone, by the imaginary part first, or
+    by magnitude gives another element, and is caught (by real part
+    alone: where the rival comes first, about half the seeds)."""
+    top = _top(dtype)
+    rival_first = magnitude_caught = 0
+    for seed in range(40):
+        for op in EXTREMES:
+            a = _data(op, dtype, 1000, seed)
+            numbers = _numbers(a)
+            reference = data.reference_result(a, op)
+            want_min = op.endswith("min")
+            end = -top if want_min else top
+            at_end = numbers[numbers.real == end]
+            # each end twice, every other real part strictly inside
+            assert at_end.size == 2 and np.sum(numbers.real == -end) == 2
+            assert np.all(np.abs(numbers.real) <= top)
+            assert reference.real == end
+            # the answer is the end's least (min) or greatest (max)
+            # imaginary part, and the other, its rival, is caught
+            imag = at_end.imag.min() if want_min else at_end.imag.max()
+            assert reference.imag == imag
+            rival = at_end[at_end.imag != imag]
+            assert rival.size == 1
+            assert not data.is_correct(rival[0], reference)
+            # wrong orders: real part alone (the first of the end's),
+            # imaginary part first, magnitude
+            real_only = at_end[0]
+            rival_first += real_only != reference
+            assert data.is_correct(real_only, reference) \
+                == (real_only == reference)
+            by_imag = numbers[np.argmin(numbers.imag) if want_min
+                              else np.argmax(numbers.imag)]
+            assert not data.is_correct(by_imag, reference)
+            # (by magnitude: the greatest may be the maximum at times)
+            by_magnitude = numbers[np.argmin(np.abs(numbers)) if want_min
+                                   else np.argmax(np.abs(numbers))]
+            magnitude_caught += not data.is_correct(by_magnitude, reference)
+            # NumPy's lexicographic order agrees
+            ordered = numbers[_lexicographic_key(numbers)]
+            assert ordered[0 if want_min else -1] == reference
+    cases = 40 * len(EXTREMES)
+    assert 0.3 < rival_first / cases < 0.7, rival_first
+    assert magnitude_caught > 0.8 * cases, magnitude_caught
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("op", ARGS)
+def test_complex_arg_ops_have_a_rival_for_each_end(op, dtype):
+    """The arg ops' complex data: beside the lone end and the tied one,
+    each end's rival (the same real part, the imaginary part on the
+    wrong side); the answer is the first of the ties; a method that
+    orders by the real part alone takes the rival where it comes first,
+    and is caught."""
+    top = _top(dtype)
+    caught = 0
+    for seed in range(40):
+        a = _data(op, dtype, 1000, seed)
+        if np.isnan(a).any() and op in ("argmin", "argmax"):
+            continue        # the NaN decides (its own test)
+        reference = data.reference_result(a, op)
+        numbers = np.where(np.isnan(a), np.nan, a)  # (NaN: never an end)
+        end = -top if op.endswith("min") else top
+        at_end = np.flatnonzero(numbers.real == end)
+        values = a[at_end]
+        # the end: 1 to TIE_COUNT equal elements and one rival
+        kinds = set(values.tolist())
+        assert len(kinds) == 2
+        best = min(kinds, key=lambda v: v.imag) if end < 0 \
+            else max(kinds, key=lambda v: v.imag)
+        ties = at_end[values == best]
+        assert 1 <= ties.size <= data.TIE_COUNT
+        assert reference == ties[0]
+        real_only = at_end[0]       # the first element of the end's real
+        assert data.is_correct(real_only, reference) \
+            == (real_only == reference)
+        caught += real_only != reference
+    assert caught > 5, caught
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_nans_are_in_either_part(dtype):
+    """A complex NaN element has NaN in its real part or in its imaginary
+    part, each over seeds, the other part a number (NumPy's element is NaN
+    either way); the NaN-skipping ops skip it whole, so a method that
+    skips only the NaN part is caught."""
+    where = {"real": 0, "imag": 0}
+    for seed in range(20):
+        for op in ("nansum", "nanprod", "nanmin", "nanmax", "nanmean",
+                   "nanargmin", "nanargmax", "argmin", "argmax"):
+            a = _data(op, dtype, 1000, seed)
+            nans = a[np.isnan(a)]
+            assert np.all(np.isnan(nans.real) != np.isnan(nans.imag))
+            where["real"] += int(np.isnan(nans.real).sum())
+            where["imag"] += int(np.isnan(nans.imag).sum())
+        a = _data("nansum", dtype, 1000, seed)
+        reference = data.reference_result(a, "nansum")
+        assert data.is_correct(np.sum(_numbers(a)), reference)
+        # the NaN parts zeroed but the other parts kept: another sum
+        half_skipped = np.sum(np.where(np.isnan(a.real), 0, a.real)) \
+            + 1j * np.sum(np.where(np.isnan(a.imag), 0, a.imag))
+        assert not data.is_correct(half_skipped, reference)
+    assert where["real"] > 50 and where["imag"] > 50, where
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_nanmean_is_numpys_divide_of_the_exact_sum(dtype):
+    for seed in range(10):
+        a = _data("nanmean", dtype, 1000, seed)
+        reference = data.reference_result(a, "nanmean")
+        assert reference.dtype == np.dtype(dtype)
+        assert data.is_correct(np.nanmean(a), reference)
+        count = np.count_nonzero(~np.isnan(a))
+        assert count < a.size
+        assert reference == np.dtype(dtype).type(
+            np.sum(_numbers(a)) / np.intp(count))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_any_and_all_see_either_part(dtype):
+    """The non-zero elements of any's and all's complex data: some with a
+    zero real part, some with a zero imaginary part, some with neither;
+    over seeds a method that tests one part only is caught."""
+    zero_real = zero_imag = both = 0
+    caught = {"real": 0, "imag": 0}
+    for seed in range(30):
+        for op in ("any", "all"):
+            a = _data(op, dtype, 1000, seed)
+            nonzero = a[a != 0]
+            zero_real += int(np.sum(nonzero.real == 0))
+            zero_imag += int(np.sum(nonzero.imag == 0))
+            both += int(np.sum((nonzero.real != 0) & (nonzero.imag != 0)))
+            assert not np.any((nonzero.real == 0) & (nonzero.imag == 0))
+            reference = data.reference_result(a, op)
+            function = getattr(np, op)
+            caught["real"] += not data.is_correct(function(a.real),
+                                                  reference)
+            caught["imag"] += not data.is_correct(function(a.imag),
+                                                  reference)
+    assert min(zero_real, zero_imag, both) > 1000
+    assert caught["real"] > 3 and caught["imag"] > 3, caught

@@ -163,7 +163,7 @@ def test_measure_method_sees_one_lost_element():
 
 def test_run_validates_before_touching_the_device(monkeypatch):
     monkeypatch.setattr(_cudareduce, "device_info", no_device)
-    for kwargs in (dict(dtype="complex64"), dict(threads=96),
+    for kwargs in (dict(dtype="float8"), dict(threads=96),
                    dict(threads=True), dict(sizes=[0]), dict(sizes=[]),
                    dict(sizes=[1000, 2000, 1000]), dict(methods=["nope"]),
                    dict(peers=["numpy.sum"]),

@@ -420,6 +420,43 @@ def test_bfloat16_device_arrays_are_torchs_from_the_bits(monkeypatch):
     assert timers.device_arrays("bfloat16") is None
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_reaches_the_peers_as_it_is(dtype, log, monkeypatch):
+    """complex64 and complex128 need no conversion: CuPy holds them (the
+    call timings' arrays are CuPy's), both peers' rows hold the very
+    values and give a Python complex; a function that orders no complex
+    numbers (PyTorch's amin) refuses them on the one element tried, and
+    that peer is left out, saying why."""
+    a = np.array([1 + 2j, -3 + 0.5j, 2 - 1j, 0.25j], dtype)
+    cupy, torch = FakeCupy(log), FakeTorch(log)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    name, make = timers.device_arrays(dtype)
+    assert name == "cupy" and np.array_equal(make(a).data, a)
+    for library in (cupy, torch):
+        def reduce(x, library=library):
+            assert x.data.dtype == np.dtype(dtype)
+            library.log.append(("sum", x.row))
+            return FakeArray(library, np.sum(x.data))
+        library.sum = reduce
+        timer, why = timers.load_peer(f"{library.name}.sum", 0, dtype)
+        assert why == ""
+        value, times, _ = timer.gpu(a, 2, 0, 2, "cold")
+        assert type(value) is complex and value == np.sum(a)
+        assert len(times) == 2
+
+    def amin(x):
+        if x.data.dtype.kind == "c":
+            raise RuntimeError("amin(): complex inputs are not supported")
+        return FakeArray(torch, np.amin(x.data))
+    torch.amin = amin
+    timer, why = timers.load_peer("torch.amin", 0, dtype)
+    assert timer is None
+    assert why == (f"takes no {dtype} (RuntimeError: amin(): complex "
+                   f"inputs are not supported)")
+    assert timers.load_peer("torch.amin", 0, "float32")[1] == ""
+
+
 def test_our_timer_is_time_reduce(fake_device):
     a = np.arange(1000, dtype=np.float32)
     timer = timers.method_timer("sequential", 128)

@@ -363,7 +363,7 @@ def test_ncu_command():
     for bad in (["sequential", "nope"], [], ["fast", "fast"]):
         with pytest.raises(ValueError, match="distinct names"):
             counters.ncu_command(bad)
-    for n, dtype, threads in ((0, "float32", 256), (10, "complex64", 256),
+    for n, dtype, threads in ((0, "float32", 256), (10, "float8", 256),
                               (10, "float32", 0)):
         with pytest.raises(ValueError, match="must be >= 1"):
             counters.ncu_command(None, n, dtype, threads)
@@ -509,7 +509,7 @@ def test_arguments():
     assert (args.n, args.methods, args.profile_target) == (
         1000, ["fast", "cub"], False)
     for bad in (["--n", "0"], ["--n", "lots"], ["--methods", "fast,nope"],
-                ["--methods", "fast,fast"], ["--dtype", "complex64"]):
+                ["--methods", "fast,fast"], ["--dtype", "float8"]):
         with pytest.raises(SystemExit):
             counters._parse_args(bad)
 

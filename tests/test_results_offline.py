@@ -681,7 +681,7 @@ VIOLATIONS = {
                              r"results\[0\]: unexpected keys"),
     "empty method": (_result("sequential", "method", ""),
                      r"results\[{i}\]\.method: "),
-    "bad dtype": (_result("sequential", "dtype", "complex64"),
+    "bad dtype": (_result("sequential", "dtype", "float8"),
                   r"results\[{i}\]\.dtype: "),
     "bad op": (_result("sequential", "op", "median"),
                r"results\[{i}\]\.op: expected one of \('sum', "),
@@ -900,16 +900,25 @@ def test_op_of_a_result_or_document():
 
 def test_dtypes_are_the_librarys():
     """Every dtype the library reduces, each once, each a NumPy name
-    (bfloat16 ml_dtypes'), the floats told apart."""
+    (bfloat16 ml_dtypes'), the real floats and the complex told apart."""
     assert set(model.DTYPES) == {
         "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-        "uint32", "uint64", "float16", "float32", "float64", "bfloat16"}
+        "uint32", "uint64", "float16", "float32", "float64", "complex64",
+        "complex128", "bfloat16"}
     assert len(set(model.DTYPES)) == len(model.DTYPES)
     assert all(model.numpy_dtype(d).name == d for d in model.DTYPES)
     assert model.numpy_dtype("bfloat16") == np.dtype(ml_dtypes.bfloat16)
     assert [d for d in model.DTYPES if model.is_float_dtype(d)] == [
         "float16", "float32", "float64", "bfloat16"]
+    assert {d: model.dtype_kind(d) for d in model.DTYPES} == {
+        "bool": "b", **dict.fromkeys(("int8", "int16", "int32", "int64"),
+                                     "i"),
+        **dict.fromkeys(("uint8", "uint16", "uint32", "uint64"), "u"),
+        **dict.fromkeys(("float16", "float32", "float64", "bfloat16"), "f"),
+        "complex64": "c", "complex128": "c"}
     assert model.result_bytes({"n": 10, "dtype": "bfloat16"}) == 20
+    assert model.result_bytes({"n": 10, "dtype": "complex64"}) == 80
+    assert model.result_bytes({"n": 10, "dtype": "complex128"}) == 160
 
 
 def test_tables_are_per_op():

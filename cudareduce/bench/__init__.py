@@ -37,8 +37,12 @@ How a figure is measured
   but for one end twice or thrice (the first of equal extremes decides),
   and for argmin and argmax on floats half the time one NaN, which then
   decides; for any and all zeros or non-zeros with a few of the other; a
-  few NaNs for the NaN-skipping ops on floats.  The data's values do not
-  change a kernel's time (no denormals, no data-dependent branches).
+  few NaNs for the NaN-skipping ops on floats.  complex64 and complex128
+  alike, part by part: 1j and -1j among the factors, each end of min's
+  and max's real range held by two elements that the imaginary part
+  tells apart, non-zeros zero in one part, NaN in either part.  The
+  data's values do not change a kernel's time (no denormals, no
+  data-dependent branches).
 - Each method's result is checked against NumPy's answer computed exactly
   (:func:`reference_result`) *before* it is timed (a short pilot run), and
   after every timing: it must equal it, NaN as NaN.  Every element of a
