@@ -1,0 +1,360 @@
+"""cudareduce's operators over Dask arrays of CuPy or NumPy chunks.
+
+``cudareduce.dask.sum(x)`` (and every other operator of the module, with
+the same arguments as cudareduce's own, and ``split_every``) builds a lazy
+0-d :class:`dask.array.Array` through :func:`dask.array.reduction`:
+
+- each chunk is reduced where it lives (a CuPy chunk on its own GPU, that
+  device made current for the call) into a *partial*: one element of an
+  array of the chunk's kind (a CuPy array stays on the device: the chunk
+  function writes it through ``out=`` and does not wait for the GPU), none
+  for an empty chunk;
+- partials are combined in a tree (``split_every`` at a time, as Dask's
+  own reductions) by the operator itself, still on the device;
+- the last step gives the value: a 0-d array of the chunks' kind, as
+  Dask's own ``x.sum()`` does.
+
+What a partial holds, by operator: a sum, product, extreme, ``any`` or
+``all`` of the chunk (``nansum`` and ``nanprod`` combine as ``sum`` and
+``prod``); ``mean``: the sum in NumPy's accumulator, the count being the
+array's size; ``nanmean``: the NaN-skipping sum and the count of numbers;
+the index operators: the chosen element's value and its index in the
+whole array (NumPy's C-order flat index), ties between chunks going to the
+lower index.  The finishing steps are NumPy's (mean's divide, nanmean's
+and nanargmin's all-NaN rules).
+
+Chunk functions run on Dask's threaded scheduler and on ``dask.distributed``
+workers alike (dask-cuda's ``LocalCUDACluster``: one worker per GPU).
+
+:func:`reduce_array` is the one call of cudareduce on a chunk or on
+partials; the tests without a GPU replace it.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+import cudareduce
+from cudareduce import _cudareduce
+
+try:
+    import dask.array as da
+    # Dask's own tree of combines (dask.array.reductions' arg reductions
+    # use it as this module's index operators do).
+    from dask.array.reductions import _tree_reduce
+except ImportError as error:      # pragma: no cover - the optional extra
+    raise ImportError("cudareduce.dask needs Dask: pip install "
+                      "cudareduce[dask]") from error
+
+__all__ = list(_cudareduce.OPERATORS) + ["reduce_array"]
+
+#: The operators that take ``dtype=``.
+_TAKES_DTYPE = ("sum", "prod", "mean", "nansum", "nanprod", "nanmean")
+#: How partials of each value operator combine (the others: by themselves).
+_COMBINED_AS = {"nansum": "sum", "nanprod": "prod"}
+_INDEX_OPS = ("argmin", "argmax", "nanargmin", "nanargmax")
+
+
+def reduce_array(op: str, a: Any, out: Any, method: str,
+                 threads: int | None, dtype: Any = None) -> Any:
+    """cudareduce's `op` of the whole array `a` into `out` (a one-element
+    array of the result's dtype, of `a`'s kind), on the current device;
+    returns `out`."""
+    kwargs = {"dtype": dtype} if dtype is not None else {}
+    return getattr(cudareduce, op)(a, method, threads=threads, out=out,
+                                   **kwargs)
+
+
+def _module(a: Any) -> Any:
+    """NumPy, or CuPy for a CuPy array."""
+    if type(a).__module__.startswith("cupy"):
+        import cupy  # noqa: PLC0415  (CuPy chunks: CuPy is there)
+        return cupy
+    return np
+
+
+@contextlib.contextmanager
+def _on_device_of(a: Any) -> Iterator[None]:
+    """A CuPy array's device made current (as cudareduce reduces on the
+    current device), and restored after."""
+    device = getattr(a, "device", None)
+    if type(a).__module__.startswith("cupy") and device is not None:
+        with device:
+            yield
+    else:
+        yield
+
+
+def _result_dtype(op: str, dtype: np.dtype, requested: Any) -> np.dtype:
+    """NumPy's result dtype of `op` over `dtype` elements (with dtype=)."""
+    kwargs = {"dtype": requested} if requested is not None else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(
+            getattr(np, op)(np.ones(1, dtype), **kwargs)).dtype
+
+
+def _mean_sum_dtype(dtype: np.dtype, requested: Any) -> np.dtype:
+    """The dtype numpy.mean sums in: dtype=, or float64 for integers and
+    bool, float32 for float16, else the dtype itself."""
+    if requested is not None:
+        return np.dtype(requested)
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def _partial(op: str, chunk: Any, dtype: np.dtype, method: str,
+             threads: int | None, requested: Any = None) -> Any:
+    """`op` of `chunk` as a one-element array of `dtype` (empty for an
+    empty chunk), on the chunk's device, not waited for."""
+    xp = _module(chunk)
+    with _on_device_of(chunk):
+        out = xp.empty(0 if chunk.size == 0 else 1, dtype)
+        if chunk.size:
+            with warnings.catch_warnings():
+                # A chunk's warnings are not the array's (an all-NaN
+                # chunk); the last step gives the array's.
+                warnings.simplefilter("ignore", RuntimeWarning)
+                reduce_array(op, chunk, out, method, threads, requested)
+    return out
+
+
+def _flatten(parts: Any) -> list:
+    """The partials Dask hands a combine step (nested lists, one level per
+    axis, with concatenate=False), in order."""
+    if isinstance(parts, list):
+        return [p for part in parts for p in _flatten(part)]
+    return [parts]
+
+
+def _join(arrays: list, dtype: np.dtype) -> Any:
+    """The one-element (or empty) arrays `arrays`, end to end."""
+    xp = _module(arrays[0]) if arrays else np
+    if not arrays:
+        return xp.empty(0, dtype)
+    with _on_device_of(arrays[0]):
+        return xp.concatenate([xp.asarray(a) for a in arrays])
+
+
+# --- value operators ---------------------------------------------------------
+
+def _value_chunk(x, *, op, dtype, method, threads, requested):
+    return {"value": _partial(op, x, dtype, method, threads, requested)}
+
+
+def _value_combine(parts, axis=None, keepdims=False, *, op, dtype, method,
+                   threads, final=False, computing_meta=False):
+    if computing_meta:
+        return parts           # Dask asks the result's meta: the given one
+    values = _join([p["value"] for p in _flatten(parts)], dtype)
+    combined = _COMBINED_AS.get(op, op)
+    # Partial sums and products of a small type are summed in it (an int8
+    # dtype= wraps in int8 as NumPy's does).
+    requested = dtype if combined in _TAKES_DTYPE else None
+    if final:
+        with _on_device_of(values):
+            out = _module(values).empty((), dtype)
+            reduce_array(combined, values, out, method, threads, requested)
+        return _result(out)
+    return {"value": _partial(combined, values, dtype, method, threads,
+                              requested)}
+
+
+# --- mean and nanmean -------------------------------------------------------
+
+def _mean_chunk(x, *, op, sum_dtype, method, threads):
+    parts = {"value": _partial("nansum" if op == "nanmean" else "sum", x,
+                               sum_dtype, method, threads, sum_dtype)}
+    if op == "nanmean":
+        with _on_device_of(x):
+            numbers = ~_module(x).isnan(x)
+        parts["count"] = _partial("sum", numbers, np.dtype(np.int64), method,
+                                  threads)
+    return parts
+
+
+def _mean_combine(parts, axis=None, keepdims=False, *, op, sum_dtype, dtype,
+                  size, method, threads, final=False, computing_meta=False):
+    if computing_meta:
+        return parts
+    parts = _flatten(parts)
+    keys = ("value", "count") if op == "nanmean" else ("value",)
+    dtypes = {"value": sum_dtype, "count": np.dtype(np.int64)}
+    combined = {key: _value_combine([{"value": p[key]} for p in parts],
+                                    axis, keepdims, op="sum",
+                                    dtype=dtypes[key], method=method,
+                                    threads=threads, final=final)
+                for key in keys}
+    if not final:
+        return {key: value["value"] for key, value in combined.items()}
+    return _finish_mean(combined["value"], combined.get("count", size),
+                        dtype, skips_nan=op == "nanmean")
+
+
+def _finish_mean(total: Any, count: Any, dtype: np.dtype,
+                 skips_nan: bool) -> Any:
+    """NumPy's last step of mean, ``ret.dtype.type(ret / rcount)``: the
+    quotient in the true divide's type of the sum's dtype and an intp, cast
+    to the result's; where no element counts, NumPy's warning (nanmean's
+    NaN without the divide's)."""
+    xp = _module(total)
+    with _on_device_of(total):
+        quotient_dtype = np.true_divide(np.ones(1, total.dtype),
+                                        np.intp(1)).dtype
+        if int(count) == 0:
+            warnings.warn("Mean of empty slice", RuntimeWarning,
+                          stacklevel=4)
+        with np.errstate(**({"invalid": "ignore", "divide": "ignore"}
+                            if skips_nan else {})):
+            if xp is np:
+                # NumPy's scalar divide, its warnings included.
+                quotient = np.asarray(
+                    total[()].astype(quotient_dtype) / np.intp(count))
+            else:
+                quotient = total.astype(quotient_dtype) / xp.asarray(
+                    count).astype(quotient_dtype)
+        return _result(quotient.astype(dtype))
+
+
+# --- index operators -------------------------------------------------------
+
+def _index_chunk(x, *, op, method, threads, block_info):
+    """A block's partial of an index operator: its chosen element's value
+    and that element's C-order index in the whole array."""
+    xp = _module(x)
+    if x.size == 0:
+        return {"value": xp.empty(0, x.dtype), "index": xp.empty(0, np.int64)}
+    location = block_info[0]
+    with _on_device_of(x):
+        # An all-NaN chunk's nanargmin into a device out is -1: its first
+        # element, a NaN, stands for it (the last step raises NumPy's
+        # error if a NaN wins).
+        local = xp.maximum(
+            _partial(op, x, np.dtype(np.int64), method, threads), 0)
+        where = xp.unravel_index(local, x.shape)
+        index = xp.ravel_multi_index(
+            tuple(w + start for w, (start, _) in
+                  zip(where, location["array-location"])),
+            location["shape"])
+        return {"value": x.reshape(-1)[local],
+                "index": index.astype(np.int64)}
+
+
+def _index_combine(parts, axis=None, keepdims=False, *, op, method, threads,
+                   final=False, computing_meta=False):
+    """The partial that wins: the extreme by cudareduce's own order (a
+    NaN first, unless the operator skips NaN; complex values by real part,
+    then imaginary part), of equal ones the lowest index; no host wait."""
+    if computing_meta:
+        return parts
+    parts = _flatten(parts)
+    values = _join([p["value"] for p in parts],
+                   np.dtype(parts[0]["value"].dtype))
+    indices = _join([p["index"] for p in parts], np.dtype(np.int64))
+    xp = _module(values)
+    with _on_device_of(values):
+        if values.size:
+            best = xp.empty(1, values.dtype)
+            # nanmin of values that are all NaN is NaN: then every one is a
+            # candidate, and the last step raises.
+            reduce_array(op.replace("arg", ""), values, best, method,
+                         threads)
+            nan = _is_nan(xp, values)
+            candidates = xp.where(_is_nan(xp, best), nan, values == best)
+            ranks = xp.where(candidates, indices, np.iinfo(np.int64).max)
+            chosen = xp.argmin(ranks).reshape(1)
+            values, indices = values[chosen], indices[chosen]
+    if not final:
+        return {"value": values, "index": indices}
+    if values.size == 0:
+        raise ValueError(f"attempt to get {op.replace('nan', '')} of an "
+                         f"empty sequence")
+    if op.startswith("nan") and bool(_is_nan(xp, values)[0]):
+        raise ValueError("All-NaN slice encountered")
+    return _result(indices.reshape(()))
+
+
+def _result(value: Any) -> Any:
+    """The last step's 0-d array as Dask's own reductions give it: a NumPy
+    scalar, or the 0-d CuPy array itself (CuPy has no scalars)."""
+    return value[()] if _module(value) is np else value
+
+
+def _is_nan(xp: Any, values: Any) -> Any:
+    """Which values are NaN (a complex one where either part is); none of
+    an integer or bool array."""
+    if values.dtype.kind in "fc":
+        return xp.isnan(values)
+    return xp.zeros(values.shape, bool)
+
+
+# --- the operators -----------------------------------------------------------
+
+def _reduction(op: str, x: Any, method: str, threads: int | None,
+               dtype: Any, split_every: Any) -> da.Array:
+    """The lazy reduction of the whole of `x` by `op`."""
+    if not isinstance(x, da.Array):
+        x = da.asarray(x)
+    if dtype is not None and op not in _TAKES_DTYPE:
+        raise TypeError(f"cudareduce.dask.{op} takes no dtype")
+    element = np.dtype(x.dtype)
+    if op.startswith("nan") and element.kind not in "fc":
+        op = op[3:]            # NumPy's NaN forms of integers and bool
+    result = _result_dtype(op, element, dtype)
+    common = {"method": method, "threads": threads}
+    meta = x._meta.reshape((0,) * x.ndim).astype(result).reshape(-1)[:0]
+    if op in _INDEX_OPS:
+        chunk = functools.partial(_index_chunk, op=op, **common)
+        combine = functools.partial(_index_combine, op=op, **common)
+    elif op in ("mean", "nanmean"):
+        sum_dtype = _mean_sum_dtype(element, dtype)
+        chunk = functools.partial(_mean_chunk, op=op, sum_dtype=sum_dtype,
+                                  **common)
+        combine = functools.partial(_mean_combine, op=op,
+                                    sum_dtype=sum_dtype, dtype=result,
+                                    size=x.size, **common)
+    else:
+        chunk = functools.partial(_value_chunk, op=op, dtype=result,
+                                  requested=dtype, **common)
+        combine = functools.partial(_value_combine, op=op, dtype=result,
+                                    **common)
+    # One partial (a dict of small arrays) per block, then Dask's tree of
+    # combines; the meta is given, so that no function runs on a fake
+    # chunk to guess it.
+    partials = x.map_blocks(chunk, chunks=tuple((1,) * len(c)
+                                                for c in x.chunks),
+                            dtype=result, meta=meta)
+    return _tree_reduce(partials, functools.partial(combine, final=True),
+                        tuple(range(x.ndim)), False, result, split_every,
+                        combine, concatenate=False, reduced_meta=meta)
+
+
+def _make_operator(op: str):
+    def operator(x: Any, method: str = cudareduce.DEFAULT_METHOD, *,
+                 threads: int | None = None, dtype: Any = None,
+                 split_every: Any = None) -> da.Array:
+        return _reduction(op, x, method, threads, dtype, split_every)
+    operator.__name__ = operator.__qualname__ = op
+    operator.__doc__ = (
+        f"cudareduce.{op} of the whole of a Dask array, lazily.\n\n"
+        f"Parameters\n----------\n"
+        f"x : dask.array.Array\n    Chunks of CuPy or NumPy arrays (or "
+        f"anything dask.array.asarray takes).\n"
+        f"method, threads, dtype\n    As cudareduce.{op}'s, for every "
+        f"chunk and every combine step.\n"
+        f"split_every : int or dict, optional\n    Partials combined at a "
+        f"time, as dask.array's reductions take it.\n\n"
+        f"Returns\n-------\ndask.array.Array\n    0-d; ``.compute()`` gives "
+        f"NumPy's answer, as a 0-d array of the chunks' kind.\n")
+    return operator
+
+
+for _op in _cudareduce.OPERATORS:
+    globals()[_op] = _make_operator(_op)
+del _op
