@@ -2,7 +2,9 @@
 
 ``cudareduce.dask.sum(x)`` (and every other operator of the module, with
 the same arguments as cudareduce's own, and ``split_every``) builds a lazy
-0-d :class:`dask.array.Array` through :func:`dask.array.reduction`:
+0-d :class:`dask.array.Array`: a partial per block (``map_blocks``), then
+Dask's own tree of combines (``dask.array.reductions._tree_reduce``, as
+Dask's arg reductions build theirs):
 
 - each chunk is reduced where it lives (a CuPy chunk on its own GPU, that
   device made current for the call) into a *partial*: one element of an
@@ -11,8 +13,8 @@ the same arguments as cudareduce's own, and ``split_every``) builds a lazy
   for an empty chunk;
 - partials are combined in a tree (``split_every`` at a time, as Dask's
   own reductions) by the operator itself, still on the device;
-- the last step gives the value: a 0-d array of the chunks' kind, as
-  Dask's own ``x.sum()`` does.
+- the last step gives the value as Dask's own ``x.sum()`` does: a 0-d
+  CuPy array for CuPy chunks, a NumPy scalar for NumPy chunks.
 
 What a partial holds, by operator: a sum, product, extreme, ``any`` or
 ``all`` of the chunk (``nansum`` and ``nanprod`` combine as ``sum`` and
@@ -117,11 +119,11 @@ def _partial(op: str, chunk: Any, dtype: np.dtype, method: str,
     with _on_device_of(chunk):
         out = xp.empty(0 if chunk.size == 0 else 1, dtype)
         if chunk.size:
-            with warnings.catch_warnings():
-                # A chunk's warnings are not the array's (an all-NaN
-                # chunk); the last step gives the array's.
-                warnings.simplefilter("ignore", RuntimeWarning)
-                reduce_array(op, chunk, out, method, threads, requested)
+            # No warnings.catch_warnings here: its filters are the
+            # process's, and the threaded scheduler runs chunks at once.
+            # A device out gives no warning; a NumPy chunk's may (an
+            # all-NaN chunk's nanmin: README).
+            reduce_array(op, chunk, out, method, threads, requested)
     return out
 
 
@@ -232,11 +234,16 @@ def _index_chunk(x, *, op, method, threads, block_info):
         return {"value": xp.empty(0, x.dtype), "index": xp.empty(0, np.int64)}
     location = block_info[0]
     with _on_device_of(x):
-        # An all-NaN chunk's nanargmin into a device out is -1: its first
-        # element, a NaN, stands for it (the last step raises NumPy's
-        # error if a NaN wins).
-        local = xp.maximum(
-            _partial(op, x, np.dtype(np.int64), method, threads), 0)
+        # An all-NaN chunk's nanargmin is -1 into a device out, NumPy's
+        # ValueError into a NumPy one: its first element, a NaN, stands
+        # for it (the last step raises NumPy's error if a NaN wins).
+        try:
+            local = _partial(op, x, np.dtype(np.int64), method, threads)
+        except ValueError as error:
+            if str(error) != "All-NaN slice encountered":
+                raise
+            local = xp.zeros(1, np.int64)
+        local = xp.maximum(local, 0)
         where = xp.unravel_index(local, x.shape)
         index = xp.ravel_multi_index(
             tuple(w + start for w, (start, _) in

@@ -8,6 +8,7 @@ chunks, argmin's global C-order indices and ties across chunks.  The GPU
 half (tests/test_dask_gpu.py) runs the same graphs on CuPy chunks."""
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -25,12 +26,12 @@ CHUNKINGS = {
 }
 
 
-def numpy_into(op, a, out, method, threads, dtype=None):
-    """NumPy's `op` of `a` written into `out`, as reduce_array does (and
-    as cudareduce's device `out` does, -1 for nanargmin and nanargmax of
-    an all-NaN array, where NumPy raises)."""
+def numpy_into(op, a, out, method, threads, dtype=None, device=False):
+    """NumPy's `op` of `a` written into `out`, as reduce_array does: for
+    nanargmin and nanargmax of an all-NaN array, NumPy's ValueError as
+    into a NumPy `out`, or with `device` -1, as into a device one."""
     kwargs = {"dtype": dtype} if dtype is not None else {}
-    if op in ("nanargmin", "nanargmax") and np.isnan(a).all():
+    if device and op in ("nanargmin", "nanargmax") and np.isnan(a).all():
         out[...] = -1
         return out
     with warnings.catch_warnings():
@@ -142,10 +143,17 @@ def test_all_nan_and_empty():
     nans = da.from_array(np.full(10, np.nan), chunks=3)
     with pytest.raises(ValueError, match="All-NaN slice encountered"):
         ours("nanargmax", nans)
-    # An all-NaN chunk beside numbers: skipped, whatever it reports.
+    # An all-NaN chunk beside numbers: skipped, whether its nanargmin
+    # raises (a NumPy out) or gives -1 (a device out).
     some = np.full(10, np.nan)
     some[7] = 2.0
     assert ours("nanargmin", da.from_array(some, chunks=3)) == 7
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cd, "reduce_array", functools.partial(numpy_into,
+                                                            device=True))
+        assert ours("nanargmin", da.from_array(some, chunks=3)) == 7
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            ours("nanargmax", nans)
     assert np.isnan(ours("nanmax", nans))
     assert ours("nansum", nans) == 0
     empty = da.from_array(np.zeros((0, 4)), chunks=2)
