@@ -784,8 +784,8 @@ acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
  * through DLPack instead: 1 where the interface names no stream (version
  * 2, JAX's) and `obj` also speaks DLPack, which orders the producer's
  * pending work before the consumer's stream.  JAX's version-2 interface
- * does not wait for that work: a sum right after jax.device_put read
- * zeros (H100, 2026-11-24).  0, or -1 with an exception. */
+ * does not wait for that work: a mean right after jax.device_put read
+ * zeros (H100, 2026-11-25).  0 or 1; no exception. */
 static int
 waits_through_dlpack(PyObject *obj, PyObject *interface)
 {
