@@ -66,8 +66,8 @@ __all__ = [
     "SCHEMA", "TABLE_HEADERS", "TIME_KEYS", "TIMING_KEYS", "describe_device",
     "describe_sizes", "device_line", "dtype_kind", "format_bytes",
     "format_group", "format_n", "format_table", "gbps", "group_cells",
-    "group_results", "group_title", "is_float_dtype", "is_int", "is_peer",
-    "is_reference", "ladder_methods", "make_document", "make_result", "now",
+    "group_results", "group_title", "is_int", "is_peer", "is_reference",
+    "ladder_methods", "make_document", "make_result", "now",
     "numpy_dtype", "op_of", "order_results", "pass_split", "peers_of",
     "read_floor_us", "read_percent", "reduction_label", "render",
     "report_head", "result_bytes", "result_gbps", "short_n", "speedups",
@@ -294,11 +294,6 @@ def dtype_kind(name: str) -> str:
     (ml_dtypes' bfloat16, whose NumPy kind is ``"V"``, included)."""
     return "f" if name in _ML_DTYPES else np.dtype(name).kind
 
-
-def is_float_dtype(name: str) -> bool:
-    """Whether :data:`DTYPES`'s `name` is a real floating-point dtype
-    (:func:`dtype_kind` ``"f"``: not complex)."""
-    return dtype_kind(name) == "f"
 
 
 def is_int(x: Any) -> bool:

@@ -17,15 +17,9 @@ EXTREMES = ("min", "max", "nanmin", "nanmax")
 #: The arg ops: an index of the input, not a value of it.
 ARGS = ("argmin", "argmax", "nanargmin", "nanargmax")
 #: The real floats, the complex, and both: the dtypes that hold NaN.
-FLOATS = tuple(d for d in model.DTYPES if model.is_float_dtype(d))
+FLOATS = tuple(d for d in model.DTYPES if model.dtype_kind(d) == "f")
 COMPLEX = ("complex64", "complex128")
 INEXACT = FLOATS + COMPLEX
-
-
-def _kind(dtype: str) -> str:
-    """NumPy's kind of `dtype`, "f" for ml_dtypes' bfloat16 too ("c" for
-    complex)."""
-    return "f" if model.is_float_dtype(dtype) else np.dtype(dtype).kind
 
 
 def _parts(a: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -71,7 +65,7 @@ def _top(dtype: str) -> int:
     less (bfloat16: every integer up to 256)."""
     if dtype == "bfloat16":
         return 256
-    return 1000 if _kind(dtype) in "fc" \
+    return 1000 if model.dtype_kind(dtype) in "fc" \
         else min(1000, np.iinfo(dtype).max)
 
 
@@ -113,10 +107,10 @@ def test_a_sums_data_is_nonzero_integers_of_an_exact_sum(dtype, n):
         wide = part.astype(np.float64)
         assert np.all(wide != 0) and np.all(np.abs(wide) <= limit)
         assert np.array_equal(wide, np.round(wide))
-        if n > 100 and _kind(dtype) in "ifc":
+        if n > 100 and model.dtype_kind(dtype) in "ifc":
             assert wide.min() < 0 < wide.max()
         sums.append(sum(int(v) for v in wide))
-    exact = complex(*sums) if _kind(dtype) == "c" else sums[0]
+    exact = complex(*sums) if model.dtype_kind(dtype) == "c" else sums[0]
     reference = data.reference_result(a)
     rounded = reference.dtype.type
     assert reference == rounded(exact)
@@ -129,7 +123,7 @@ def test_a_sums_data_is_nonzero_integers_of_an_exact_sum(dtype, n):
     assert data.is_correct(_numpy(np.sum, a[::-1]), reference)
     first, last = a[0].item(), a[-1].item()
     changes = [exact - first, exact + last]
-    if _kind(dtype) == "c":
+    if model.dtype_kind(dtype) == "c":
         changes += [exact - first.real, exact + 1j * last.imag]
     for changed in changes:
         if rounded(changed) == reference:
@@ -192,8 +186,8 @@ def test_the_reference_is_numpys_answer_of_its_dtype(op, dtype):
         if op in ARGS:
             assert reference.dtype == np.int64
             picked = a[reference]
-            same = np.isnan(a) \
-                if _kind(dtype) in "fc" and np.isnan(picked) else a == picked
+            nan_picked = model.dtype_kind(dtype) in "fc" and np.isnan(picked)
+            same = np.isnan(a) if nan_picked else a == picked
             assert reference == np.flatnonzero(same)[0]
             continue
         assert data.is_correct(_numpy(getattr(np, op), a[::-1]), reference)
@@ -220,7 +214,7 @@ def test_a_wrong_value_is_caught(op, dtype):
 
 @pytest.mark.parametrize("dtype", [d for d in model.DTYPES if d != "bool"])
 def test_a_products_data_is_ones_and_a_dozen_factors(dtype):
-    kind = _kind(dtype)
+    kind = model.dtype_kind(dtype)
     for n in SIZES:
         for op in PRODUCTS:
             a = _data(op, dtype, n)
@@ -272,7 +266,8 @@ def test_an_arg_ops_answer_is_the_first_of_ties(op, dtype):
         numbers = _numbers(a)
         low, high = numbers.min(), numbers.max()
         assert _real(high) == _top(dtype)
-        assert _real(low) == (-_real(high) if _kind(dtype) in "ifc" else 0)
+        signed = model.dtype_kind(dtype) in "ifc"
+        assert _real(low) == (-_real(high) if signed else 0)
         counts = sorted([int(np.sum(numbers == low)),
                          int(np.sum(numbers == high))])
         assert counts[0] == 1 and 2 <= counts[1] <= data.TIE_COUNT
@@ -337,7 +332,7 @@ def test_the_nan_skipping_arg_ops_data_tell_the_nan_rules_apart(op, dtype):
 def test_each_extreme_is_one_element(dtype):
     """min and max are each decided by one element: lose it and the answer
     changes."""
-    signed = _kind(dtype) in "ifc"
+    signed = model.dtype_kind(dtype) in "ifc"
     for op in EXTREMES:
         a = _data(op, dtype, 1000)
         numbers = _numbers(a)

@@ -77,16 +77,9 @@ NAN_COUNT = 8
 TIE_COUNT = 3
 
 
-def _kind(dtype: str) -> str:
-    """NumPy's kind of `dtype`: ``"b"``, ``"i"``, ``"u"``, ``"c"``, or
-    ``"f"`` for every real float (ml_dtypes' bfloat16, whose kind is
-    ``"V"``, included)."""
-    return dtype_kind(dtype)
-
-
 def _has_nan(dtype: str) -> bool:
     """Whether `dtype` holds NaN: its data meet NaNs (floats, complex)."""
-    return _kind(dtype) in "fc"
+    return dtype_kind(dtype) in "fc"
 
 
 def _part(dtype: str) -> str:
@@ -100,7 +93,7 @@ def _largest(dtype: str) -> int:
     (int8: 127, uint8: 255, bool: 1) or, for floats, the largest integer
     below which it holds every integer (bfloat16: 256); complex: its
     parts' float's."""
-    kind = _kind(dtype)
+    kind = dtype_kind(dtype)
     if kind == "b":
         return 1
     if kind == "c":
@@ -139,9 +132,9 @@ def value_limit(n: int, dtype: str) -> int:
     bfloat16 likewise, from n = 2^5 on.  Complex: its parts' float's
     (float32's for complex64), as each part is summed apart.
     """
-    if _kind(dtype) == "c":
+    if dtype_kind(dtype) == "c":
         return value_limit(n, _part(dtype))
-    if _kind(dtype) != "f":
+    if dtype_kind(dtype) != "f":
         return _largest(dtype)
     t = 2 ** _significand_bits(dtype)
     return max(1, min(MAX_MAGNITUDE,
@@ -168,14 +161,14 @@ def _terms(rng: np.random.Generator, n: int, dtype: str) -> np.ndarray:
     of either sign for signed integers and floats; complex: such a real
     part and such an imaginary part, both non-zero, so that a part lost
     or doubled changes the sum."""
-    if _kind(dtype) == "c":
+    if dtype_kind(dtype) == "c":
         a = np.empty(n, numpy_dtype(dtype))
         a.real = _terms(rng, n, _part(dtype))
         a.imag = _terms(rng, n, _part(dtype))
         return a
     magnitude = rng.integers(1, value_limit(n, dtype), size=n,
                              dtype=np.int32, endpoint=True)
-    if _kind(dtype) in "if":
+    if dtype_kind(dtype) in "if":
         negative = rng.integers(0, 2, size=n, dtype=np.int8).astype(bool)
         np.negative(magnitude, out=magnitude, where=negative)
     return magnitude.astype(numpy_dtype(dtype), copy=False)
@@ -191,7 +184,7 @@ def _factors(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     :data:`FACTORS` at random places; bool: all True, or one False half
     the time."""
     a = np.ones(n, numpy_dtype(dtype))
-    kind = _kind(dtype)
+    kind = dtype_kind(dtype)
     if kind == "b":
         places = _places(rng, n, int(rng.integers(2)))
         a[places] = False
@@ -206,7 +199,7 @@ def _ends(dtype: str) -> tuple[int, int]:
     """(low, high) of the extremes' data: -1000..1000, or 0.. for unsigned
     integers and bool, as the dtype holds them (:func:`_largest`)."""
     high = _largest(dtype)
-    return (0 if _kind(dtype) in "bu" else -high), high
+    return (0 if dtype_kind(dtype) in "bu" else -high), high
 
 
 def _inside_complex(rng: np.random.Generator, n: int, dtype: str
@@ -243,7 +236,7 @@ def _extremes(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     with nothing strictly inside: random bools).  Complex:
     :func:`_inside_complex`, and the ends with their rivals
     (:func:`_rivals`) once each at random places."""
-    if _kind(dtype) == "c":
+    if dtype_kind(dtype) == "c":
         a = _inside_complex(rng, n, dtype)
         ends = _places(rng, n, 4)
         a[ends] = _rivals(rng, dtype)[:ends.size]
@@ -267,7 +260,7 @@ def _ties(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     places.  Complex: :func:`_inside_complex`, the ends those of
     :func:`_rivals`, and after the tied places each end's rival once (the
     lone end's first)."""
-    if _kind(dtype) == "c":
+    if dtype_kind(dtype) == "c":
         return _complex_ties(rng, n, dtype)
     low, high = _ends(dtype)
     dt = numpy_dtype(dtype)
@@ -347,7 +340,7 @@ def _nonzeros(rng: np.random.Generator, n: int, dtype: str) -> np.ndarray:
     the real part zero and a third with the imaginary part zero, so that a
     method that tests one part only is caught."""
     a = _terms(rng, n, dtype)
-    if _kind(dtype) == "c":
+    if dtype_kind(dtype) == "c":
         zero = rng.integers(0, 3, size=n)
         a.real[zero == 0] = 0
         a.imag[zero == 1] = 0
@@ -430,7 +423,7 @@ def reference_result(a: np.ndarray, op: str = DEFAULT_OP) -> Any:
     would give a NaN's index).
     """
     function = getattr(np, op)
-    kind = _kind(a.dtype.name)
+    kind = dtype_kind(a.dtype.name)
     data = a if a.dtype.kind == kind else a.astype(np.float32)
     if op == "nanmean" and kind in "fc":
         # numpy.nanmean's divide, of the exact sum rounded once.
