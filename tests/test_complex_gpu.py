@@ -178,22 +178,17 @@ def result(call, op: str):
     return outcome(call)
 
 
+def nan_verdict(value):
+    """Of a nanmin or nanmax of all-NaN data: its type's name, and whether
+    it is a complex NaN (which NaN element is not specified)."""
+    return (type(value).__name__,
+            isinstance(value, np.complexfloating) and bool(np.isnan(value)))
+
+
 def all_nan_extreme(call):
-    """Of nanmin or nanmax of an input whose every element is NaN: (whether
-    the result is a NaN of a complex type: the type's name, or the
-    exception), and the warnings.  Which NaN element is returned is not
-    specified."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            value = call()
-        except Exception as exc:  # noqa: BLE001 - compared, not hidden
-            verdict = (type(exc), str(exc))
-        else:
-            verdict = (type(value).__name__,
-                       isinstance(value, np.complexfloating)
-                       and bool(np.isnan(value)))
-    return verdict, tuple((w.category, str(w.message)) for w in caught)
+    """outcome() of call()'s nan_verdict: the verdict or the exception, and
+    the warnings."""
+    return outcome(lambda: nan_verdict(call()))
 
 
 def every_element_nan(host: np.ndarray) -> bool:
