@@ -292,32 +292,39 @@ cr_status cr_device_query(cr_device_info *info, cr_error *error);
  *
  * Host data (CR_HOST), contiguous or strided, streams through a ring of
  * pinned and device buffers (host_ring.cuh), chunk by chunk, each chunk
- * reduced while the next is staged and copied.  Device
- * data (CR_DEVICE) must be memory of the current device; it is read in
- * place when its layout is contiguous, else gathered into a contiguous
- * buffer on the device first.  Where no kernel instance reads the
- * elements into the accumulator as NumPy's cast asks (a dtype= that casts
- * each element, or an accumulator other than NumPy's default), a cast
- * pass converts them first, on the device, into a buffer of the cast's
- * type (host data chunk by chunk), as NumPy's own buffered cast does.  The work runs on `stream` (a cudaStream_t
- * handle: 0 the legacy default stream, 1 and 2 as in the CUDA array
+ * reduced while the next is staged and copied.  Device data (CR_DEVICE),
+ * on any device, is read in place when its layout is contiguous, else
+ * gathered into a contiguous buffer first.  Where no kernel instance reads
+ * the elements into the accumulator as NumPy's cast asks (a dtype= that
+ * casts each element, or an accumulator other than NumPy's default), a
+ * cast pass converts them first, on the device, into a buffer of the
+ * cast's type (host data chunk by chunk), as NumPy's own buffered cast
+ * does.
+ *
+ * The call runs on its device data's device, else its device out's, else
+ * (host data into a host result) the current one: that device is made
+ * current for the call, with its own kept workspaces and rings, and the
+ * caller's current device is current again after it, whatever the
+ * outcome.  The work runs on `stream` (a cudaStream_t handle of that
+ * device: 0 the legacy default stream, 1 and 2 as in the CUDA array
  * interface); when `wait` is set, it first waits, through an event, for
- * the work queued so far on `wait_stream` (the producer's).  For n == 0
- * the result is the operator's identity (CR_OPS), and a reduction without
- * one is CR_ERR_INVALID; the GPU is not touched.  Blocks the calling thread until the result is on the
+ * the work queued so far on `wait_stream` (the producer's, of that device
+ * too).  For n == 0 the result is the operator's identity (CR_OPS), and a
+ * reduction without one is CR_ERR_INVALID; without an `out` the GPU is
+ * not touched.  Blocks the calling thread until the result is on the
  * host; call it with the GIL released.  Frees every allocation on every
  * path.
  *
- * With `out` set (memory of the current device), the result goes there
- * instead, finished as NumPy finishes it: the accumulator's value cast to
- * `reduced` (NumPy's unsafe cast), with `divide_by_n` divided by n in
- * double (numpy.mean's `ret / rcount`), and cast to `result`; an INDEX
- * operator's index so, or -1 where every element was NaN for a
- * NaN-skipping one (NumPy raises there, which a device out cannot; -1 is
- * CuPy's answer).  The
- * store is ordered on `stream` and, for device data, cr_reduce returns
- * without waiting for it; the call's scratch is then stream-ordered
- * memory, so that it can be captured into a CUDA graph. */
+ * With `out` set (device memory, on the data's device where the data are
+ * on one), the result goes there instead, finished as NumPy finishes it:
+ * the accumulator's value cast to `reduced` (NumPy's unsafe cast), with
+ * `divide_by_n` divided by n in double (numpy.mean's `ret / rcount`), and
+ * cast to `result`; an INDEX operator's index so, or -1 where every
+ * element was NaN for a NaN-skipping one (NumPy raises there, which a
+ * device out cannot; -1 is CuPy's answer).  The store is ordered on
+ * `stream` and, for device data, cr_reduce returns without waiting for
+ * it; the call's scratch is then stream-ordered memory, so that it can be
+ * captured into a CUDA graph. */
 typedef enum {
     CR_HOST = 0,
     CR_DEVICE

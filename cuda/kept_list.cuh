@@ -56,14 +56,21 @@ public:
         head_ = item;
     }
 
-    /* Destroys every kept T (module teardown). */
+    /* Destroys every kept T (module teardown), each with its own device
+     * current, and leaves the caller's current. */
     void clear()
     {
         std::lock_guard<std::mutex> guard(lock_);
+        int current = 0;
+        const bool restore = cudaGetDevice(&current) == cudaSuccess;
         while (head_ != NULL) {
             T *item = head_;
             head_ = item->next;
+            (void)cudaSetDevice(item->device);
             Destroy(item);
+        }
+        if (restore) {
+            (void)cudaSetDevice(current);
         }
     }
 

@@ -13,34 +13,85 @@
 #include "store.cuh"
 #include "workspace.cuh"
 
-/* Device data must be memory the current device can read as its own: a
- * host pointer (or another GPU's) would fault in the kernel, and a fault
- * poisons the whole CUDA context, so it is refused up front. */
+/* The device whose memory `pointer` is (-1 for managed memory, which
+ * any device reads).  A host pointer would fault in the kernel, and a
+ * fault poisons the whole CUDA context, so it is refused up front. */
 static cr_status
-check_device_pointer(const void *data, cr_error *error)
+pointer_device(const void *pointer, const char *what, int *device,
+               cr_error *error)
 {
-    cr_status status = CR_OK;
     cudaPointerAttributes attributes;
-    int device = 0;
-    CR_CHECK(cudaGetDevice(&device));
-    if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+    if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
         (void)cudaGetLastError();
         return cr_fail(error, CR_ERR_INVALID,
-                       "the data pointer is not CUDA memory");
+                       "the %s pointer is not CUDA memory", what);
     }
     if (attributes.type != cudaMemoryTypeDevice
         && attributes.type != cudaMemoryTypeManaged) {
         return cr_fail(error, CR_ERR_INVALID,
-                       "the data pointer %p is %s, not device memory",
-                       data, attributes.type == cudaMemoryTypeHost
-                                 ? "pinned host memory" : "host memory");
+                       "the %s pointer %p is %s, not device memory", what,
+                       pointer, attributes.type == cudaMemoryTypeHost
+                                    ? "pinned host memory" : "host memory");
     }
-    if (attributes.type == cudaMemoryTypeDevice
-        && attributes.device != device) {
+    *device = attributes.type == cudaMemoryTypeDevice ? attributes.device
+                                                       : -1;
+    return CR_OK;
+}
+
+/* The device a call runs on (*device) and the caller's (*current): its
+ * device data's, else its device out's, else (host data into a host
+ * result, managed memory) the current one. */
+static cr_status
+call_device(const cr_request *request, int *current, int *device,
+            cr_error *error)
+{
+    cr_status status = CR_OK;
+    int data_device = -1, out_device = -1;
+    CR_CHECK(cudaGetDevice(current));
+    if (request->location == CR_DEVICE && request->n > 0) {
+        status = pointer_device(cr_layout_start(request->data,
+                                                request->layout),
+                                "data", &data_device, error);
+    }
+    if (status == CR_OK && request->out != NULL) {
+        status = pointer_device(request->out, "out", &out_device, error);
+    }
+    if (status == CR_OK && data_device >= 0 && out_device >= 0
+        && data_device != out_device) {
+        status = cr_fail(error, CR_ERR_INVALID,
+                         "out is on CUDA device %d and the data on device "
+                         "%d: they must be on the same device", out_device,
+                         data_device);
+    }
+    *device = data_device >= 0 ? data_device
+              : out_device >= 0 ? out_device : *current;
+done:
+    return status;
+}
+
+/* `stream` must be a stream of `device` (the special handles 0, 1 and 2
+ * are every device's): a launch on another device's stream fails with
+ * CUDA's "invalid resource handle", which does not say why.  A capturing
+ * stream is not asked: CUDA refuses cudaStreamGetDevice during a capture
+ * (cudaErrorStreamCaptureUnsupported, which ends the capture). */
+static cr_status
+check_stream_device(uintptr_t stream, const char *what, int device,
+                    cr_error *error)
+{
+    cr_status status = CR_OK;
+    int stream_device = device;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (stream > 2) {
+        CR_CHECK(cudaStreamIsCapturing((cudaStream_t)stream, &capture));
+    }
+    if (stream > 2 && capture == cudaStreamCaptureStatusNone) {
+        CR_CHECK(cudaStreamGetDevice((cudaStream_t)stream, &stream_device));
+    }
+    if (stream_device != device) {
         return cr_fail(error, CR_ERR_INVALID,
-                       "the data is on CUDA device %d, but the current "
-                       "device is %d: make device %d current first",
-                       attributes.device, device, attributes.device);
+                       "the %s is a stream of CUDA device %d, but the call "
+                       "runs on device %d, where its data is", what,
+                       stream_device, device);
     }
 done:
     return status;
@@ -63,11 +114,13 @@ done:
     return status;
 }
 
-extern "C" cr_status
-cr_reduce(const cr_request *request, void *result, cr_error *error)
+/* cr_reduce on the current device, the call's (call_device); `route`
+ * is the request's, checked. */
+static cr_status
+reduce_here(const cr_request *request, cr_route route, void *result,
+            cr_error *error)
 {
-    cr_route route;
-    cr_status status = cr_request_check(request, &route, error);
+    cr_status status = CR_OK;
     cudaStream_t stream = (cudaStream_t)request->stream;
     const int gather = request->layout != NULL
         && !request->layout->contiguous;
@@ -76,12 +129,6 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     void *input_buffer = NULL;
     cr_reducer r = {};
 
-    if (status == CR_OK && request->out != NULL) {
-        status = check_device_pointer(request->out, error);
-    }
-    if (status != CR_OK) {
-        return status;
-    }
     stage = gather || route.staged != request->type;
     if (request->n == 0) {
         if (!cr_route_empty_value(&route, result)) {
@@ -95,12 +142,6 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     }
     in = static_cast<const unsigned char *>(
         cr_layout_start(request->data, request->layout));
-    if (request->location == CR_DEVICE) {
-        status = check_device_pointer(in, error);
-        if (status != CR_OK) {
-            return status;
-        }
-    }
     if (request->wait) {
         status = wait_for_producer(stream, (cudaStream_t)request->wait_stream,
                                    error);
@@ -166,6 +207,44 @@ done:
     cr_reducer_close(&r, stream, status == CR_OK);
     if (status != CR_OK) {
         (void)cudaGetLastError();
+    }
+    return status;
+}
+
+extern "C" cr_status
+cr_reduce(const cr_request *request, void *result, cr_error *error)
+{
+    cr_route route;
+    cr_status status = cr_request_check(request, &route, error);
+    int current = 0, device = 0;
+    if (status != CR_OK || (request->n == 0 && request->out == NULL)) {
+        /* An empty array's identity needs no device (nor asks for one). */
+        return status == CR_OK ? reduce_here(request, route, result, error)
+                               : status;
+    }
+    status = call_device(request, &current, &device, error);
+    if (status == CR_OK && device != current) {
+        CR_CHECK(cudaSetDevice(device));
+    }
+    if (status == CR_OK) {
+        status = check_stream_device(request->stream, "stream", device,
+                                     error);
+    }
+    if (status == CR_OK && request->wait) {
+        status = check_stream_device(request->wait_stream,
+                                     "producer's stream", device, error);
+    }
+    if (status == CR_OK) {
+        status = reduce_here(request, route, result, error);
+    }
+done:
+    /* The caller's current device back, whatever the call's outcome. */
+    if (device != current) {
+        const cudaError_t restored = cudaSetDevice(current);
+        if (restored != cudaSuccess && status == CR_OK) {
+            status = cr_record_cuda_error(restored, "cudaSetDevice(current)",
+                                          error);
+        }
     }
     return status;
 }

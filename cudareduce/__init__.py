@@ -125,8 +125,9 @@ _INPUTS_DOC = """a : array_like
         through pinned buffers, each reduced as the next is copied), a
         device array exposing ``__cuda_array_interface__`` (CuPy, Numba,
         PyTorch CUDA tensors) or DLPack (JAX, PyTorch), read in place on
-        the device (non-contiguous views are gathered on the device first),
-        or anything ``numpy.asarray`` accepts.  dtypes: bool, int8-int64,
+        its own device, whichever device is current (non-contiguous views
+        are gathered on that device first), or anything ``numpy.asarray``
+        accepts (reduced on the current device).  dtypes: bool, int8-int64,
         uint8-uint64, float16, float32, float64, complex64, complex128
         and bfloat16 (ml_dtypes' NumPy dtype, JAX's; PyTorch's and JAX's
         tensors through DLPack or a PyTorch tensor itself).  bfloat16 is summed in float32, as
@@ -156,7 +157,8 @@ _STREAM_DOC = """stream : int or stream object, optional
         ``torch.cuda.Stream`` or any object with ``__cuda_stream__``.  It
         first waits for the stream that the array's
         ``__cuda_array_interface__`` names.  By default the reduction runs on
-        the array's own stream (or the per-thread default stream).
+        the array's own stream (or the per-thread default stream).  A
+        stream of the array's device.
     axis : None, int or tuple of ints, optional
         Only the whole array: None, or every axis of `a` (NumPy's
         ``AxisError`` for an axis out of range, ``ValueError`` for one that
@@ -165,7 +167,7 @@ _STREAM_DOC = """stream : int or stream object, optional
         One element (any shape: 0-d, ``(1,)``, ``(1, 1)``...) of the
         result's dtype, writable, that receives the result, which the
         function then returns.  A device array (CUDA array interface or
-        DLPack, on the current device) receives it on the call's stream,
+        DLPack, on the data's device) receives it on the call's stream,
         and the call returns without waiting for the GPU, so that GPU work
         chains without a host synchronisation; with ``method="fast"`` such
         a call can be captured into a CUDA graph (``torch.cuda.graph``,
@@ -181,8 +183,9 @@ _RAISES_DOC = """Raises
         (such as an axis passed where the method goes).
     ValueError
         Unknown method, `threads` out of range, an `axis` other than
-        every axis, a malformed array interface, or device memory that is
-        not the current device's.
+        every axis, a malformed array interface, a pointer that is not
+        device memory, an `out` on another device than the data's, or a
+        `stream` of another device.
     CudaError
         No CUDA device or driver, or a CUDA call failed.
     MemoryError

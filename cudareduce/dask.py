@@ -6,11 +6,10 @@ the same arguments as cudareduce's own, and ``split_every``) builds a lazy
 Dask's own tree of combines (``dask.array.reductions._tree_reduce``, as
 Dask's arg reductions build theirs):
 
-- each chunk is reduced where it lives (a CuPy chunk on its own GPU, that
-  device made current for the call) into a *partial*: one element of an
-  array of the chunk's kind (a CuPy array stays on the device: the chunk
-  function writes it through ``out=`` and does not wait for the GPU), none
-  for an empty chunk;
+- each chunk is reduced where it lives (a CuPy chunk on its own GPU) into
+  a *partial*: one element of an array of the chunk's kind (a CuPy array
+  stays on the device: the chunk function writes it through ``out=`` and
+  does not wait for the GPU), none for an empty chunk;
 - partials are combined in a tree (``split_every`` at a time, as Dask's
   own reductions) by the operator itself, still on the device;
 - the last step gives the value as Dask's own ``x.sum()`` does: a 0-d
@@ -82,8 +81,9 @@ def _module(a: Any) -> Any:
 
 @contextlib.contextmanager
 def _on_device_of(a: Any) -> Iterator[None]:
-    """A CuPy array's device made current (as cudareduce reduces on the
-    current device), and restored after."""
+    """A CuPy array's device made current (where CuPy allocates a
+    partial's ``out`` and runs its own kernels on the partials; cudareduce
+    itself reduces on the array's device), and restored after."""
     device = getattr(a, "device", None)
     if type(a).__module__.startswith("cupy") and device is not None:
         with device:
