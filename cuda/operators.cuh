@@ -222,11 +222,33 @@ struct NanMaxOp {
  * element's value beside its C-order index, laid out as cudareduce.h's
  * cr_indexed_result, as long as cr_result_size says: the value padded to
  * 8 bytes.  (An int index serves positions inside one vector load:
- * fast.cuh.) */
-template <class V, class I = int64_t>
+ * fast.cuh.)  The host copies the result whole, so none of its bytes may
+ * be padding that no store writes (counted's comment below says how
+ * initcheck found such bytes): a value narrower than the index is
+ * followed by zero bytes, which every store writes. */
+template <class V, class I = int64_t, bool NARROW = (sizeof(V) < sizeof(I))>
 struct indexed {
     I index;
     V value;
+
+    indexed() = default;
+    __host__ __device__ constexpr indexed(I index_, V value_)
+        : index(index_), value(value_)
+    {
+    }
+};
+
+template <class V, class I>
+struct indexed<V, I, true> {
+    I index;
+    V value;
+    unsigned char zero[sizeof(I) - sizeof(V)];
+
+    indexed() = default;
+    __host__ __device__ constexpr indexed(I index_, V value_)
+        : index(index_), value(value_), zero{}
+    {
+    }
 };
 
 /* The narrowest, a real and the widest value it holds. */
@@ -242,8 +264,8 @@ static_assert(sizeof(indexed<bool>) == 16 && sizeof(indexed<double>) == 16
 
 template <class Acc>
 struct is_indexed : cuda::std::false_type {};
-template <class V, class I>
-struct is_indexed<indexed<V, I>> : cuda::std::true_type {};
+template <class V, class I, bool NARROW>
+struct is_indexed<indexed<V, I, NARROW>> : cuda::std::true_type {};
 
 /* An index operator's combine, from Choice::choose(a, b, b_after):
  * operator() for any two accumulators, later(a, b) where every index of
