@@ -47,7 +47,11 @@ typedef char cr_counted_result_fits
 /* The fast method: 16-byte loads, this many in flight per thread.  On
  * the H100 (256 threads, 8 blocks per SM, back to back, 2026-11-24), 2
  * against 4: int8 2^28 95.2 against 107.9 us, 2^26 28.7 against 31.5;
- * float16 2^20 4.55 against 4.78; float32 within 2 % from 2^20 to 2^28. */
+ * float16 2^20 4.55 against 4.78; float32 within 2 % from 2^20 to 2^28;
+ * at 2^28, 1,024 threads (2026-11-25), complex sums equal, and argmin's
+ * value and index spill: complex64 3,012 against 2,329 GB/s, complex128
+ * argmax 3,043 against 1,015 (docs/recorded/complex-fast-cub-2026-11-25-
+ * h100.txt). */
 #define CR_FAST_UNROLL 2
 
 /* How long a call polls the mapped slot that the fast kernel writes its
