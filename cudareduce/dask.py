@@ -2,16 +2,20 @@
 
 ``cudareduce.dask.sum(x)`` (and every other operator of the module, with
 the same arguments as cudareduce's own, and ``split_every``) builds a lazy
-0-d :class:`dask.array.Array`: a partial per block (``map_blocks``), then
-Dask's own tree of combines (``dask.array.reductions._tree_reduce``, as
-Dask's arg reductions build theirs):
+0-d :class:`dask.array.Array`: tasks of ``split_every`` blocks each (32 by
+default), then Dask's own tree of combines
+(``dask.array.reductions._tree_reduce``, as Dask's arg reductions build
+theirs), ``split_every`` partials at a time:
 
-- each chunk is reduced where it lives (a CuPy chunk on its own GPU) into
+- each block is reduced where it lives (a CuPy chunk on its own GPU) into
   a *partial*: one element of an array of the chunk's kind (a CuPy array
   stays on the device: the chunk function writes it through ``out=`` and
-  does not wait for the GPU), none for an empty chunk;
-- partials are combined in a tree (``split_every`` at a time, as Dask's
-  own reductions) by the operator itself, still on the device;
+  does not wait for the GPU), none for an empty chunk; a task's partials
+  are combined in the task, so that a Dask task (a quarter of a
+  millisecond of the scheduler's time) serves many blocks, where Dask's
+  own ``x.sum()`` spends one on each;
+- partials are combined in a tree by the operator itself, still on the
+  device;
 - the last step gives the value as Dask's own ``x.sum()`` does: a 0-d
   CuPy array for CuPy chunks, a NumPy scalar for NumPy chunks.
 
@@ -25,13 +29,18 @@ lower index.  The finishing steps are NumPy's (mean's divide, nanmean's
 and nanargmin's all-NaN rules).
 
 Chunk functions run on Dask's threaded scheduler and on ``dask.distributed``
-workers alike (dask-cuda's ``LocalCUDACluster``: one worker per GPU).
+workers alike (dask-cuda's ``LocalCUDACluster``: one worker per GPU).  A
+task's blocks are consecutive in the block grid; on several workers, Dask
+moves those that live elsewhere to the task's worker, so that a smaller
+``split_every`` keeps more of them in place (the run on several GPUs has
+not been measured yet).
 
 :func:`reduce_array` is the one call of cudareduce on a chunk or on
 partials; the tests without a GPU replace it.
 """
 from __future__ import annotations
 
+import builtins
 import contextlib
 import functools
 import warnings
@@ -48,6 +57,8 @@ try:
     # Dask's own tree of combines (dask.array.reductions' arg reductions
     # use it as this module's index operators do).
     from dask.array.reductions import _tree_reduce
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
 except ImportError as error:      # pragma: no cover - the optional extra
     raise ImportError("cudareduce.dask needs Dask: pip install "
                       "cudareduce[dask]") from error
@@ -59,6 +70,13 @@ _TAKES_DTYPE = ("sum", "prod", "mean", "nansum", "nanprod", "nanmean")
 #: How partials of each value operator combine (the others: by themselves).
 _COMBINED_AS = {"nansum": "sum", "nanprod": "prod"}
 _INDEX_OPS = ("argmin", "argmax", "nanargmin", "nanargmax")
+#: Blocks reduced in one task, and partials combined in one, by default:
+#: a task of Dask's threaded scheduler costs 220-260 us (H100 host,
+#: 2026-11-25, benchmarks/dask_sum.py: 8 GiB in 32 to 512 MiB chunks, one
+#: task a block), a chunk's reduction into a device out 10-20 us of the
+#: host's time, so that 32 blocks a task spend more in the calls than in
+#: the task.
+_BLOCKS_PER_TASK = 32
 
 
 def reduce_array(op: str, a: Any, out: Any, method: str,
@@ -331,15 +349,61 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
                                   requested=dtype, **common)
         combine = functools.partial(_value_combine, op=op, dtype=result,
                                     **common)
-    # One partial (a dict of small arrays) per block, then Dask's tree of
-    # combines; the meta is given, so that no function runs on a fake
-    # chunk to guess it.
-    partials = x.map_blocks(chunk, chunks=tuple((1,) * len(c)
-                                                for c in x.chunks),
-                            dtype=result, meta=meta)
+    group = _blocks_per_task(split_every)
+    partials = _group_partials(x, chunk, combine, op in _INDEX_OPS, meta,
+                               group)
     return _tree_reduce(partials, functools.partial(combine, final=True),
-                        tuple(range(x.ndim)), False, result, split_every,
-                        combine, concatenate=False, reduced_meta=meta)
+                        (0,), False, result, group, combine,
+                        concatenate=False, reduced_meta=meta)
+
+
+def _blocks_per_task(split_every: Any) -> int:
+    """The fan-in of every level: ``split_every`` (an int, or a dict's
+    product over the axes), else _BLOCKS_PER_TASK."""
+    if split_every is None:
+        return _BLOCKS_PER_TASK
+    if isinstance(split_every, dict):
+        # (builtins': this module's max is the operator)
+        return builtins.max(int(np.prod(list(split_every.values()))), 2)
+    if int(split_every) < 2:
+        raise ValueError("split_every must be at least 2")
+    return int(split_every)
+
+
+def _group_partials(x: da.Array, chunk, combine, wants_location: bool,
+                    meta: Any, group: int) -> da.Array:
+    """A 1-d Dask array of partials, one per task of `group` blocks of `x`
+    (in C order of the block grid): each task reduces its blocks one by
+    one (`chunk`, given their locations in `x` where `wants_location`)
+    and combines their partials (`combine`), all on the device."""
+    name = "cudareduce-partials-" + tokenize(x, chunk, combine, group)
+    starts = [np.concatenate(([0], np.cumsum(c)[:-1])) for c in x.chunks]
+    blocks = list(np.ndindex(*x.numblocks))
+    layer = {}
+    for task, first in enumerate(range(0, len(blocks), group)):
+        members = blocks[first:first + group]
+        locations = [
+            [{"array-location": [
+                (int(starts[axis][i]),
+                 int(starts[axis][i]) + x.chunks[axis][i])
+                for axis, i in enumerate(block)], "shape": x.shape}]
+            for block in members] if wants_location else None
+        layer[(name, task)] = (
+            functools.partial(_group_partial, chunk=chunk, combine=combine),
+            [(x.name, *block) for block in members], locations)
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=[x])
+    return da.Array(graph, name, chunks=((1,) * len(layer),), meta=meta)
+
+
+def _group_partial(blocks: list, locations: list | None, *, chunk,
+                   combine) -> dict:
+    """The partial of `blocks` (one task's): each block's, combined."""
+    if locations is None:
+        parts = [chunk(block) for block in blocks]
+    else:
+        parts = [chunk(block, block_info=location)
+                 for block, location in zip(blocks, locations)]
+    return parts[0] if len(parts) == 1 else combine(parts)
 
 
 def _make_operator(op: str):

@@ -191,3 +191,33 @@ def test_the_graph_is_lazy_and_a_dask_array():
     assert isinstance(result, da.Array) and result.shape == ()
     assert result.dtype == np.int64
     assert cd.sum.__doc__ and "split_every" in cd.sum.__doc__
+
+
+def first_level_tasks(result) -> int:
+    """The tasks of the first level (those that reduce blocks)."""
+    graph = dict(result.__dask_graph__())
+    return sum(1 for key in graph if isinstance(key, tuple)
+               and str(key[0]).startswith("cudareduce-partials-"))
+
+
+@pytest.mark.parametrize("split_every, tasks", [
+    (None, 4), (2, 50), (3, 34), ({0: 5, 1: 2}, 10)])
+def test_a_task_reduces_split_every_blocks(numpy_reductions, split_every,
+                                           tasks):
+    # 100 blocks in a 10 x 10 grid: 32 a task by default (4 tasks), else
+    # split_every (a dict: its product over the axes).
+    host = np.arange(400.0).reshape(20, 20)
+    x = da.from_array(host, chunks=2)
+    result = cd.sum(x, split_every=split_every)
+    assert first_level_tasks(result) == tasks
+    assert result.compute(scheduler="threads") == host.sum()
+    # A call a block, a call a task's partials (no call for a one-block
+    # task), and the tree's calls above.
+    block_calls = [c for c in numpy_reductions if c[0] == "sum"]
+    assert len(block_calls) > 100
+
+
+def test_split_every_below_two_is_refused():
+    x = da.from_array(np.arange(10.0), chunks=2)
+    with pytest.raises(ValueError, match="split_every must be at least 2"):
+        cd.sum(x, split_every=1)

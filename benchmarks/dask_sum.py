@@ -1,0 +1,210 @@
+"""Dask arrays of CuPy chunks: ``cudareduce.dask.sum`` against Dask's own
+``x.sum()`` on the same chunks and against one ``cudareduce.sum`` of the
+same data held as one array on one GPU.
+
+On the GPU machine, from the repository root::
+
+    python benchmarks/dask_sum.py                      # 8 GiB float32
+    python benchmarks/dask_sum.py --gib 1 --chunks-mib 32,128 --json d.json
+
+For each chunk size and scheduler, the median wall time of ``compute()``
+(the GPU synchronised after it: a CuPy result is not waited for) over
+``--repeats`` runs after one warm-up, as GB/s of the array's bytes.  Where
+the time goes: the GPU's share is estimated as the array's bytes at the
+single array's bandwidth (the reductions' own work); the rest of the wall
+time is the scheduler's and the tasks' (graph, scheduling, Python, the
+per-chunk calls), also given per task of the graph.
+
+Schedulers: ``threads`` (Dask's threaded scheduler, in this process) and,
+where ``dask_cuda`` and ``distributed`` import, ``cuda-cluster`` (a
+``LocalCUDACluster`` of one worker per visible GPU; the chunks are made
+and kept on the workers).  The data are uniform in [0, 1), made by Dask's
+random module on CuPy (``persist``-ed before timing).
+
+Targets (issue "Beyond one GPU", one GPU): ``cudareduce.dask.sum`` at
+least 2x Dask's own sum at 128 MiB chunks on each scheduler, and at least
+half the single array's bandwidth at 512 MiB chunks on the threaded one.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["chunk_elements", "main", "parse_args", "report", "targets"]
+
+MIB = 1 << 20
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="dask_sum.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gib", type=float, default=8.0,
+                        help="the array's size in GiB of float32 (8)")
+    parser.add_argument("--chunks-mib", default="32,128,512",
+                        help="chunk sizes in MiB, comma-separated")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="timed runs per figure, after one warm-up")
+    parser.add_argument("--schedulers", default="threads,cuda-cluster",
+                        help="threads and/or cuda-cluster (skipped, and "
+                             "said, where dask_cuda does not import)")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the rows as JSON")
+    args = parser.parse_args(argv)
+    args.chunks_mib = [int(c) for c in args.chunks_mib.split(",")]
+    args.schedulers = args.schedulers.split(",")
+    if args.repeats < 1 or args.gib <= 0 or min(args.chunks_mib) < 1:
+        parser.error("--repeats, --gib and --chunks-mib must be positive")
+    unknown = set(args.schedulers) - {"threads", "cuda-cluster"}
+    if unknown:
+        parser.error(f"unknown scheduler(s): {', '.join(sorted(unknown))}")
+    return args
+
+
+def chunk_elements(chunk_mib: int, itemsize: int = 4) -> int:
+    """Elements of a chunk of `chunk_mib` MiB."""
+    return chunk_mib * MIB // itemsize
+
+
+def median_seconds(run: Callable[[], Any], sync: Callable[[], None],
+                   repeats: int) -> float:
+    """Median wall time of ``run(); sync()`` after one untimed warm-up."""
+    run()
+    sync()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def report(rows: list[dict], single_gbps: float) -> str:
+    """The table of `rows` (scheduler, chunk_mib, method, seconds, tasks,
+    nbytes), with the estimated split of each wall time."""
+    header = (f"{'scheduler':<13}{'chunk MiB':>10}  {'method':<16}"
+              f"{'ms':>9}{'GB/s':>9}{'tasks':>7}{'GPU ms':>9}"
+              f"{'rest ms':>9}{'us/task':>9}")
+    lines = [f"single array (cudareduce.sum): {single_gbps:,.1f} GB/s",
+             header]
+    for row in rows:
+        gpu = row["nbytes"] / (single_gbps * 1e9)
+        rest = max(row["seconds"] - gpu, 0.0)
+        lines.append(
+            f"{row['scheduler']:<13}{row['chunk_mib']:>10}  "
+            f"{row['method']:<16}{row['seconds'] * 1e3:>9.2f}"
+            f"{row['nbytes'] / row['seconds'] / 1e9:>9.1f}"
+            f"{row['tasks']:>7}{gpu * 1e3:>9.2f}{rest * 1e3:>9.2f}"
+            f"{rest / row['tasks'] * 1e6:>9.1f}")
+    return "\n".join(lines)
+
+
+def targets(rows: list[dict], single_gbps: float) -> list[tuple[str, bool]]:
+    """The issue's targets on `rows`, each with whether it is met; a target
+    without its figures is not met."""
+    def seconds(scheduler, chunk_mib, method):
+        for row in rows:
+            if (row["scheduler"], row["chunk_mib"], row["method"]) == (
+                    scheduler, chunk_mib, method):
+                return row["seconds"]
+        return None
+
+    verdicts = []
+    for scheduler in ("threads", "cuda-cluster"):
+        ours = seconds(scheduler, 128, "cudareduce.dask")
+        theirs = seconds(scheduler, 128, "dask x.sum()")
+        ratio = theirs / ours if ours and theirs else None
+        figure = "no figure" if ratio is None else f"{ratio:.2f}x"
+        text = (f"{scheduler}, 128 MiB chunks: cudareduce.dask.sum >= 2x "
+                f"Dask's own sum: {figure}")
+        verdicts.append((text, ratio is not None and ratio >= 2.0))
+    ours = seconds("threads", 512, "cudareduce.dask")
+    share = (rows[0]["nbytes"] / ours / 1e9 / single_gbps) if ours else None
+    figure = "no figure" if share is None else f"{share:.0%}"
+    text = (f"threads, 512 MiB chunks: >= 50% of the single array's "
+            f"bandwidth: {figure}")
+    verdicts.append((text, share is not None and share >= 0.5))
+    return verdicts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    import cupy  # noqa: PLC0415  (the GPU libraries: only when run)
+    import dask  # noqa: PLC0415
+    import dask.array as da  # noqa: PLC0415
+
+    import cudareduce  # noqa: PLC0415
+    import cudareduce.dask  # noqa: PLC0415
+    from cudareduce.bench.progress import Progress  # noqa: PLC0415
+
+    n = int(args.gib * (1 << 30)) // 4
+    nbytes = n * 4
+    sync = cupy.cuda.runtime.deviceSynchronize
+    state = da.random.RandomState(RandomState=cupy.random.RandomState)
+    whole = state.random_sample(n, chunks=n, dtype="float32").compute()
+    sync()
+    single = median_seconds(functools.partial(cudareduce.sum, whole), sync,
+                            args.repeats)
+    del whole
+    single_gbps = nbytes / single / 1e9
+    print(f"{cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}, "
+          f"{n:,} float32 ({nbytes / (1 << 30):g} GiB)", flush=True)
+
+    rows = []
+    bar = Progress(len(args.schedulers) * len(args.chunks_mib), True)
+    for scheduler in args.schedulers:
+        client = cluster = None
+        if scheduler == "cuda-cluster":
+            try:
+                from dask_cuda import LocalCUDACluster  # noqa: PLC0415
+                from distributed import Client  # noqa: PLC0415
+            except ImportError as error:
+                print(f"cuda-cluster: not run ({error})", flush=True)
+                continue
+            cluster = LocalCUDACluster()
+            client = Client(cluster)
+        config = {"scheduler": "threads"} if client is None else {}
+        with dask.config.set(config):
+            for chunk_mib in args.chunks_mib:
+                x = state.random_sample(
+                    n, chunks=chunk_elements(chunk_mib),
+                    dtype="float32").persist()
+                dask.compute(x.sum())      # the chunks made, and warm
+                for method, lazy in (
+                        ("dask x.sum()", x.sum()),
+                        ("cudareduce.dask", cudareduce.dask.sum(x))):
+                    seconds = median_seconds(
+                        lambda lazy=lazy: lazy.compute(), sync,
+                        args.repeats)
+                    rows.append({
+                        "scheduler": scheduler, "chunk_mib": chunk_mib,
+                        "method": method, "seconds": seconds,
+                        # the graph's keys less the persisted blocks'
+                        "tasks": len(dict(lazy.__dask_graph__()))
+                                 - x.npartitions,
+                        "nbytes": nbytes})
+                del x
+                bar.step(f"{scheduler} {chunk_mib} MiB")
+        if client is not None:
+            client.close()
+            cluster.close()
+    bar.close()
+    print(report(rows, single_gbps))
+    verdicts = targets(rows, single_gbps)
+    for text, met in verdicts:
+        print(f"{'met' if met else 'MISSED'}: {text}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as file:
+            json.dump({"single_gbps": single_gbps, "rows": rows}, file,
+                      indent=1)
+    return 0 if all(met for _, met in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
