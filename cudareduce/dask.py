@@ -350,6 +350,12 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
         combine = functools.partial(_value_combine, op=op, dtype=result,
                                     **common)
     group = _blocks_per_task(split_every)
+    if x.npartitions <= group:
+        # One task gives the value, with no tree: a task costs the
+        # threaded scheduler 0.2-0.6 ms (docs/recorded/dask-2026-11-25-
+        # h100.txt), a fifth of 8 GiB's reduction on an H100.
+        return _group_partials(x, chunk, combine, op in _INDEX_OPS, meta,
+                               group, final=True)
     partials = _group_partials(x, chunk, combine, op in _INDEX_OPS, meta,
                                group)
     return _tree_reduce(partials, functools.partial(combine, final=True),
@@ -371,12 +377,14 @@ def _blocks_per_task(split_every: Any) -> int:
 
 
 def _group_partials(x: da.Array, chunk, combine, wants_location: bool,
-                    meta: Any, group: int) -> da.Array:
+                    meta: Any, group: int, final: bool = False) -> da.Array:
     """A 1-d Dask array of partials, one per task of `group` blocks of `x`
     (in C order of the block grid): each task reduces its blocks one by
     one (`chunk`, given their locations in `x` where `wants_location`)
-    and combines their partials (`combine`), all on the device."""
-    name = "cudareduce-partials-" + tokenize(x, chunk, combine, group)
+    and combines their partials (`combine`), all on the device.  With
+    `final` (every block in one task), the 0-d result itself."""
+    name = "cudareduce-partials-" + tokenize(x, chunk, combine, group,
+                                             final)
     starts = [np.concatenate(([0], np.cumsum(c)[:-1])) for c in x.chunks]
     blocks = list(np.ndindex(*x.numblocks))
     layer = {}
@@ -388,21 +396,26 @@ def _group_partials(x: da.Array, chunk, combine, wants_location: bool,
                  int(starts[axis][i]) + x.chunks[axis][i])
                 for axis, i in enumerate(block)], "shape": x.shape}]
             for block in members] if wants_location else None
-        layer[(name, task)] = (
-            functools.partial(_group_partial, chunk=chunk, combine=combine),
+        layer[(name,) if final else (name, task)] = (
+            functools.partial(_group_partial, chunk=chunk, combine=combine,
+                              final=final),
             [(x.name, *block) for block in members], locations)
     graph = HighLevelGraph.from_collections(name, layer, dependencies=[x])
-    return da.Array(graph, name, chunks=((1,) * len(layer),), meta=meta)
+    return da.Array(graph, name, chunks=() if final else ((1,) * len(layer),),
+                    meta=meta)
 
 
 def _group_partial(blocks: list, locations: list | None, *, chunk,
-                   combine) -> dict:
-    """The partial of `blocks` (one task's): each block's, combined."""
+                   combine, final: bool) -> Any:
+    """The partial of `blocks` (one task's): each block's, combined; with
+    `final`, the value."""
     if locations is None:
         parts = [chunk(block) for block in blocks]
     else:
         parts = [chunk(block, block_info=location)
                  for block, location in zip(blocks, locations)]
+    if final:
+        return combine(parts, final=True)
     return parts[0] if len(parts) == 1 else combine(parts)
 
 

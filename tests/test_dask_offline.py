@@ -221,3 +221,16 @@ def test_split_every_below_two_is_refused():
     x = da.from_array(np.arange(10.0), chunks=2)
     with pytest.raises(ValueError, match="split_every must be at least 2"):
         cd.sum(x, split_every=1)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_one_task_when_every_block_fits_in_it(rng, op):
+    # 6 blocks, split_every None (32): one task gives the value, no tree.
+    host = data(rng, np.float64, (12, 9))
+    x = da.from_array(host, chunks=(4, 5))
+    result = getattr(cd, op)(x)
+    graph = dict(result.__dask_graph__())
+    assert len(graph) - x.npartitions == 1 == first_level_tasks(result)
+    assert result.shape == () and result.dtype == numpy_answer(
+        op, host).dtype
+    assert same(ours(op, x), numpy_answer(op, host))
