@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             except ImportError as error:
                 print(f"cuda-cluster: not run ({error})", flush=True)
                 continue
-            cluster = LocalCUDACluster()
+            cluster = LocalCUDACluster(dashboard_address=None)
             client = Client(cluster)
         config = {"scheduler": "threads"} if client is None else {}
         with dask.config.set(config):

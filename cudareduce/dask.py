@@ -333,7 +333,10 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
         op = op[3:]            # NumPy's NaN forms of integers and bool
     result = _result_dtype(op, element, dtype)
     common = {"method": method, "threads": threads}
-    meta = x._meta.reshape((0,) * x.ndim).astype(result).reshape(-1)[:0]
+    empty = x._meta.reshape((0,) * x.ndim).reshape(-1)[:0]
+    if empty.dtype.kind == "c" and result.kind != "c":
+        empty = empty.real     # no ComplexWarning for an empty meta
+    meta = empty.astype(result)
     if op in _INDEX_OPS:
         chunk = functools.partial(_index_chunk, op=op, **common)
         combine = functools.partial(_index_combine, op=op, **common)

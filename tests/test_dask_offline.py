@@ -234,3 +234,12 @@ def test_one_task_when_every_block_fits_in_it(rng, op):
     assert result.shape == () and result.dtype == numpy_answer(
         op, host).dtype
     assert same(ours(op, x), numpy_answer(op, host))
+
+
+@pytest.mark.parametrize("op", ["argmax", "nanargmin", "any", "all"])
+def test_building_a_graph_of_complex_chunks_gives_no_warning(op):
+    # The result's meta is made without casting complex to int or bool.
+    x = da.from_array(np.arange(6) + 1j, chunks=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(cd, op)(x)
