@@ -11,9 +11,9 @@ theirs), ``split_every`` partials at a time:
   a *partial*: one element of an array of the chunk's kind (a CuPy array
   stays on the device: the chunk function writes it through ``out=`` and
   does not wait for the GPU), none for an empty chunk; a task's partials
-  are combined in the task, so that a Dask task (a quarter of a
-  millisecond of the scheduler's time) serves many blocks, where Dask's
-  own ``x.sum()`` spends one on each;
+  are combined in the task, so that a Dask task (0.2 to 0.6 ms of the
+  scheduler's time) serves many blocks, where Dask's own ``x.sum()``
+  spends one on each;
 - partials are combined in a tree by the operator itself, still on the
   device;
 - the last step gives the value as Dask's own ``x.sum()`` does: a 0-d
@@ -71,11 +71,11 @@ _TAKES_DTYPE = ("sum", "prod", "mean", "nansum", "nanprod", "nanmean")
 _COMBINED_AS = {"nansum": "sum", "nanprod": "prod"}
 _INDEX_OPS = ("argmin", "argmax", "nanargmin", "nanargmax")
 #: Blocks reduced in one task, and partials combined in one, by default:
-#: a task of Dask's threaded scheduler costs 220-260 us (H100 host,
-#: 2026-11-25, benchmarks/dask_sum.py: 8 GiB in 32 to 512 MiB chunks, one
-#: task a block), a chunk's reduction into a device out 10-20 us of the
-#: host's time, so that 32 blocks a task spend more in the calls than in
-#: the task.
+#: a task of Dask's threaded scheduler costs 0.2-0.6 ms of the host's time,
+#: a chunk's reduction into a device out about 20 us (256 of them in a
+#: plain loop, 5.1 ms), so that 32 blocks a task spend more in the calls
+#: than in the task (H100 hosts, 2026-11-25: docs/recorded/dask-2026-11-25-
+#: h100.txt).
 _BLOCKS_PER_TASK = 32
 
 
