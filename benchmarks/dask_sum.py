@@ -32,9 +32,10 @@ import functools
 import json
 import statistics
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from cudareduce.bench.timers import wall_times
 
 __all__ = ["chunk_elements", "main", "parse_args", "report", "targets"]
 
@@ -74,14 +75,11 @@ def chunk_elements(chunk_mib: int, itemsize: int = 4) -> int:
 def median_seconds(run: Callable[[], Any], sync: Callable[[], None],
                    repeats: int) -> float:
     """Median wall time of ``run(); sync()`` after one untimed warm-up."""
-    run()
-    sync()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+    def call() -> None:
         run()
         sync()
-        times.append(time.perf_counter() - start)
+    wall_times(call, 1)
+    times, _ = wall_times(call, repeats)
     return statistics.median(times)
 
 

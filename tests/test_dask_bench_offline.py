@@ -74,3 +74,10 @@ def test_targets_met_and_missed():
     assert [ok for _, ok in verdicts] == [False, False, False]
     assert "1.90x" in verdicts[0][0] and "no figure" in verdicts[1][0]
     assert "48%" in verdicts[2][0]
+
+
+def test_median_seconds_warms_up_then_takes_the_median():
+    calls = []
+    seconds = dask_sum.median_seconds(lambda: calls.append("run"),
+                                      lambda: calls.append("sync"), 3)
+    assert calls == ["run", "sync"] * 4 and 0 <= seconds < 1
