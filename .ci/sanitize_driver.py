@@ -9,9 +9,9 @@ dtype (9 x 15 x 12 = 1620 combinations), over the sizes and input kinds
 of the tool's profile below, and checks every result against NumPy's
 (exact; mean to a relative 1e-6, 2e-3 for float16: one float16 ulp).  For each combination
 the size runs through the profile's list, while the input kind and the
-threads per block (64 to 1024) rotate with it, so that every combination
-meets several kinds and block sizes (unroll_complete is a template per
-block size).
+threads per block (those the method takes: cudareduce.block_sizes) rotate
+with it, so that every combination meets several kinds and block sizes
+(unroll_complete is a template per block size).
 
 Input kinds
     device           a CuPy array of exactly n elements, in an allocation of
@@ -63,7 +63,6 @@ from exact_data import (integer_values, numpy_answer, same,  # noqa: E402
 ALL_SIZES = (1, 31, 33, 1000, 4097, (1 << 20) + 3)
 DEVICE_KINDS = ("device", "device-offset", "device-strided", "dlpack")
 ALL_KINDS = DEVICE_KINDS + ("host", "host-strided")
-THREADS = (64, 128, 256, 512, 1024)
 DTYPES = tuple(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
     np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
@@ -162,6 +161,13 @@ def check_empty_inputs(cupy, cudareduce, ops, wrong) -> int:
     return calls
 
 
+def rotated_threads(cudareduce, op: str, dtype, method: str, k: int) -> int:
+    """The k-th, cyclically, of the block sizes `method` takes for `op` on
+    `dtype` (every one from 64 to 1024, or the few the default picks)."""
+    taken = cudareduce.block_sizes(op, dtype, method)
+    return taken[k % len(taken)]
+
+
 def check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
                    wrong, seen) -> int:
     """bfloat16, which CuPy has no dtype for: ml_dtypes host arrays, and
@@ -189,7 +195,8 @@ def check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
                 kind = ("host", "dlpack")[(m + o + s) % 2]
                 if kind == "host" and kind not in kinds:
                     kind = "dlpack"
-                threads = THREADS[(m * len(ops) + o + s) % len(THREADS)]
+                threads = rotated_threads(cudareduce, op, bf16, method,
+                                          m * len(ops) + o + s)
                 outcome = {}
                 for name, obj in (("bfloat16", inputs[kind]),
                                   ("float32", wide)):
@@ -293,7 +300,8 @@ def main() -> int:
                     # (m, o) steps the kind at each (dtype, size), and the
                     # size steps it for each combination.
                     kind = kinds[(m * len(ops) + o + d + s) % len(kinds)]
-                    threads = THREADS[(combo * 3 + s) % len(THREADS)]
+                    threads = rotated_threads(cudareduce, op, dtype, method,
+                                              combo * 3 + s)
                     data = "prod" if op.endswith("prod") else "sum"
                     if (kind, data) not in made:
                         made[kind, data] = make_input(
@@ -318,7 +326,8 @@ def main() -> int:
             for m, method in enumerate(methods):
                 combo = (m * len(CAST_TARGETS) + t) * len(DTYPES) + d
                 kind = kinds[(m * len(CAST_TARGETS) + t + d) % len(kinds)]
-                threads = THREADS[(combo * 3) % len(THREADS)]
+                threads = rotated_threads(cudareduce, "sum", dtype, method,
+                                          combo * 3)
                 if kind not in made:
                     made[kind] = make_input(cupy, kind, host_wide, CAST_SIZE)
                 obj, twin = made[kind]

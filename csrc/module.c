@@ -1087,6 +1087,65 @@ error:
     return passes;
 }
 
+PyDoc_STRVAR(block_sizes_doc,
+"block_sizes(op, dtype, method)\n--\n\n"
+"The threads per block that `method` takes for operator `op` on elements\n"
+"of `dtype`, ascending (a call naming none runs the method's default).");
+
+static PyObject *
+cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"op", "dtype", "method", NULL};
+    module_state *state = get_module_state(module);
+    PyObject *op_name, *method_name;
+    PyArray_Descr *descr = NULL;
+    PyObject *sizes = NULL;
+    const crpy_operator *op;
+    const crpy_dtype *dtype, *reduced, *result;
+    cr_request request = {0};
+    int threads[CR_BLOCK_SIZE_COUNT];
+    int count = 0;
+    cr_error failure;
+    cr_status status;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO&O:block_sizes",
+                                     keywords, &op_name,
+                                     PyArray_DescrConverter, &descr,
+                                     &method_name)) {
+        return NULL;
+    }
+    if ((op = crpy_operator_named(op_name)) == NULL
+        || parse_method(method_name, &request.method) < 0
+        || (dtype = crpy_lookup_dtype(descr)) == NULL) {
+        goto error;
+    }
+    op = crpy_operator_for(op, dtype);
+    if (crpy_result_dtypes(op, dtype, NULL, &reduced, &result) < 0) {
+        goto error;
+    }
+    request.type = dtype->type;
+    cr_reduction_for(request.type, reduced->type, op->kernel_op,
+                     &request.cast, &request.acc, &request.op);
+    status = cr_request_block_sizes(&request, threads, &count, &failure);
+    if (status != CR_OK) {
+        raise_cr_error(state, status, &failure);
+        goto error;
+    }
+    sizes = PyTuple_New(count);
+    for (int k = 0; sizes != NULL && k < count; k++) {
+        PyObject *size = PyLong_FromLong(threads[k]);
+        if (size == NULL) {
+            Py_CLEAR(sizes);
+            break;
+        }
+        PyTuple_SET_ITEM(sizes, k, size);
+    }
+
+error:
+    Py_XDECREF(descr);
+    return sizes;
+}
+
 PyDoc_STRVAR(methods_doc,
 "methods()\n--\n\n"
 "(name, description) of every method, in ladder order.");
@@ -1165,6 +1224,8 @@ static PyMethodDef cudareduce_functions[] = {
      METH_VARARGS | METH_KEYWORDS, reduce_doc},
     {"plan", (PyCFunction)(void (*)(void))cudareduce_plan,
      METH_VARARGS | METH_KEYWORDS, plan_doc},
+    {"block_sizes", (PyCFunction)(void (*)(void))cudareduce_block_sizes,
+     METH_VARARGS | METH_KEYWORDS, block_sizes_doc},
     {"time_reduce", (PyCFunction)(void (*)(void))cudareduce_time_reduce,
      METH_VARARGS | METH_KEYWORDS, time_reduce_doc},
     {"time_probe", cudareduce_time_probe, METH_VARARGS, time_probe_doc},

@@ -105,6 +105,10 @@ typedef struct {
 #define CR_MIN_THREADS 64
 #define CR_MAX_THREADS 1024
 #define CR_DEFAULT_THREADS 256
+/* How many powers of two that range holds. */
+#define CR_BLOCK_SIZE_COUNT 5
+typedef char cr_block_size_count_matches
+    [CR_MIN_THREADS << (CR_BLOCK_SIZE_COUNT - 1) == CR_MAX_THREADS ? 1 : -1];
 
 /* Element counts above this are refused (block arithmetic stays in 63 bits). */
 #define CR_MAX_ELEMENTS ((int64_t)1 << 62)
@@ -137,6 +141,18 @@ const char *cr_method_description(cr_method method);
  * sizes its own blocks); for fast, by the bytes (tuning.h). */
 int cr_method_default_threads(cr_method method, int64_t n,
                               size_t item_size);
+/* The block sizes of a row of kernel instances (instances.def): every
+ * power of two from CR_MIN_THREADS to CR_MAX_THREADS, or only those the
+ * methods pick when the caller names none (cr_method_default_threads).
+ * Kernels that read blockDim, and CUB, take any threads either way. */
+typedef enum {
+    CR_EVERY_BLOCK_SIZE,
+    CR_DEFAULT_BLOCK_SIZES
+} cr_block_sizes;
+/* Whether `method` runs a row of `sizes` at `threads` per block (one of
+ * the valid powers of two). */
+int cr_method_takes_threads(cr_method method, int threads,
+                            cr_block_sizes sizes);
 /* Whether the plan of this method depends on the device's SM count. */
 int cr_method_needs_sm_count(cr_method method);
 /* Elements each thread loads before the tree, per sweep of the grid, for
@@ -352,6 +368,13 @@ typedef struct {
 
 cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
+
+/* The threads per block that the request's method takes for its elements,
+ * accumulator and operator (the request's threads, data and n are not
+ * read): each valid power of two that cr_reduce would run, ascending, in
+ * threads[0 .. *count - 1] (room for all of them).  Touches no device. */
+cr_status cr_request_block_sizes(const cr_request *request, int *threads,
+                                 int *count, cr_error *error);
 
 /* Frees what the library keeps between calls (the fast method's
  * workspaces and their pinned result slots, the host rings).  For module

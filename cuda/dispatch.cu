@@ -4,6 +4,7 @@
  * bytes. */
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "check.cuh"
@@ -14,6 +15,7 @@ struct cr_dispatch_entry {
     cr_type type;
     cr_type acc;
     cr_op op;
+    cr_block_sizes sizes;       /* of the kernels that take it as a template */
     size_t acc_size;            /* sizeof the kernels' accumulator */
     cr_passes_fn run_passes;
     cr_fast_fn run_fast;
@@ -22,16 +24,18 @@ struct cr_dispatch_entry {
     cr_identity_fn write_identity;
 };
 
-#define CR_INSTANCE(TYPE, ACC, OP, T, Acc, Op)                            \
-    {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, sizeof(Acc),             \
-     run_passes<T, Acc, Op>, run_fast<T, Acc, Op>, run_cub<T, Acc, Op>,   \
-     run_fold<T, Acc, Op>, write_identity<Acc, Op>},
+#define CR_INSTANCE(TYPE, ACC, OP, SIZES, T, Acc, Op)                     \
+    {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, CR_##SIZES, sizeof(Acc),  \
+     run_passes<T, Acc, Op, CR_##SIZES>, run_fast<T, Acc, Op, CR_##SIZES>, \
+     run_cub<T, Acc, Op>, run_fold<T, Acc, Op>, write_identity<Acc, Op>},
+#define CR_SHARED_INSTANCE CR_INSTANCE
 
 static const cr_dispatch_entry dispatch_table[] = {
 #include "instances.def"
 };
 
 #undef CR_INSTANCE
+#undef CR_SHARED_INSTANCE
 
 #define DISPATCH_COUNT (sizeof(dispatch_table) / sizeof(dispatch_table[0]))
 
@@ -51,6 +55,26 @@ find_entry(cr_type type, cr_type acc, cr_op op)
         }
     }
     return NULL;
+}
+
+/* The refusal of a request for a block size that its row has no kernels
+ * at, naming those it has ("256", "256, 512, 1024"). */
+static cr_status
+refuse_threads(const cr_request *request, cr_block_sizes sizes,
+               cr_error *error)
+{
+    char list[64] = "";
+    size_t used = 0;
+    for (int t = CR_MIN_THREADS; t <= CR_MAX_THREADS; t *= 2) {
+        if (cr_method_takes_threads(request->method, t, sizes)) {
+            used += (size_t)snprintf(list + used, sizeof(list) - used,
+                                     "%s%d", used ? ", " : "", t);
+        }
+    }
+    return cr_fail(error, CR_ERR_INVALID, "%s runs this operator on this "
+                   "dtype with %s threads per block, not %d (the sizes its "
+                   "default picks; cudareduce.block_sizes lists them)",
+                   cr_method_name(request->method), list, request->threads);
 }
 
 /* The row that reduces the request's elements, read as they are where
@@ -85,6 +109,11 @@ route_request(const cr_request *request, cr_route *route, cr_error *error)
     if (route->entry == NULL) {
         return cr_fail(error, CR_ERR_INVALID, "no kernel for this element "
                        "type, cast, accumulator and operator");
+    }
+    if (request->threads != 0
+        && !cr_method_takes_threads(request->method, request->threads,
+                                    route->entry->sizes)) {
+        return refuse_threads(request, route->entry->sizes, error);
     }
     /* Every copy of the result takes cr_result_size's bytes. */
     if (route->entry->acc_size
@@ -123,6 +152,9 @@ validate_request(const cr_request *request, cr_error *error)
         return cr_fail(error, CR_ERR_INVALID,
                        "invalid element type or operator");
     }
+    if (cr_method_name(request->method) == NULL) {
+        return cr_fail(error, CR_ERR_INVALID, "invalid method");
+    }
     if (request->n < 0 || request->n > CR_MAX_ELEMENTS) {
         return cr_fail(error, CR_ERR_INVALID, "n must be from 0 to 2^62");
     }
@@ -148,6 +180,28 @@ cr_request_check(const cr_request *request, cr_route *route, cr_error *error)
 {
     cr_status status = validate_request(request, error);
     return status == CR_OK ? route_request(request, route, error) : status;
+}
+
+extern "C" cr_status
+cr_request_block_sizes(const cr_request *request, int *threads, int *count,
+                       cr_error *error)
+{
+    cr_request any_size = *request;
+    cr_route route;
+    any_size.threads = 0;
+    any_size.n = 0;
+    any_size.data = NULL;
+    any_size.layout = NULL;
+    cr_status status = cr_request_check(&any_size, &route, error);
+    *count = 0;
+    for (int t = CR_MIN_THREADS; status == CR_OK && t <= CR_MAX_THREADS;
+         t *= 2) {
+        if (cr_method_takes_threads(request->method, t,
+                                    route.entry->sizes)) {
+            threads[(*count)++] = t;
+        }
+    }
+    return status;
 }
 
 /* Round up to a multiple of 16 bytes. */

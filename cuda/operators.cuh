@@ -429,6 +429,22 @@ struct numpy_bool {
     __host__ __device__ operator bool() const { return byte != 0; }
 };
 
+/* The unsigned integer of BITS bits: whether an element of bool or an
+ * integer type of that size is zero is whether it is zero as this type
+ * (instances.def: any and all). */
+template <int BITS>
+struct unsigned_of_size;
+template <>
+struct unsigned_of_size<8> { using type = uint8_t; };
+template <>
+struct unsigned_of_size<16> { using type = uint16_t; };
+template <>
+struct unsigned_of_size<32> { using type = uint32_t; };
+template <>
+struct unsigned_of_size<64> { using type = uint64_t; };
+template <int BITS>
+using unsigned_bits = typename unsigned_of_size<BITS>::type;
+
 /* An element as the accumulator.  Integers into a 64-bit unsigned
  * accumulator wrap modulo 2^64 (sign-extended first), which is exactly
  * NumPy's wrapping integer sum and product, without signed-overflow

@@ -10,9 +10,13 @@
 #include <stdint.h>
 #include <string.h>
 
+/* methods.def's BLOCK column. */
+enum { ANY_BLOCK_SIZE, PER_BLOCK_SIZE, OWN_BLOCK_SIZE };
+
 typedef struct {
     const char *name;
     const char *description;
+    int block;                  /* how its kernels take the block size */
     int elements_per_thread;    /* loaded by each thread, before the tree;
                                  * 0: 16-byte vectors, CR_FAST_UNROLL deep */
     int grid_stride;            /* grid sized from the SM count */
@@ -22,7 +26,7 @@ typedef struct {
 /* methods.def's rows: the index is the cr_method value. */
 #define METHOD_INFO(NAME, name, BLOCK, elements, grid_stride, single_pass, \
                     description)                                          \
-    {#name, description, elements, grid_stride, single_pass},
+    {#name, description, BLOCK, elements, grid_stride, single_pass},
 static const cr_method_info method_table[CR_METHOD_COUNT] = {
     CR_METHODS(METHOD_INFO)
 };
@@ -83,6 +87,18 @@ cr_method_default_threads(cr_method method, int64_t n, size_t item_size)
     const int64_t bytes = n * (int64_t)item_size;
     return bytes < CR_FAST_512_THREADS_BYTES ? 256
            : bytes < CR_FAST_1024_THREADS_BYTES ? 512 : 1024;
+}
+
+int
+cr_method_takes_threads(cr_method method, int threads, cr_block_sizes sizes)
+{
+    if (!method_is_valid(method) || threads < CR_MIN_THREADS
+        || threads > CR_MAX_THREADS || (threads & (threads - 1)) != 0) {
+        return 0;
+    }
+    return sizes == CR_EVERY_BLOCK_SIZE
+           || method_table[method].block != PER_BLOCK_SIZE
+           || CR_IS_DEFAULT_BLOCK_SIZE(method == CR_METHOD_FAST, threads);
 }
 
 int

@@ -45,7 +45,8 @@ from ._cudareduce import CudaError
 __version__ = "0.1.0"
 
 __all__ = ["CudaError", "Pass", "__version__", "all", "any", "argmax",
-           "argmin", "max", "mean", "methods", "min", "nanargmax",
+           "argmin", "block_sizes", "max", "mean", "methods", "min",
+           "nanargmax",
            "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nansum",
            "plan", "prod", "sum"]
 
@@ -120,6 +121,45 @@ def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int | None = None,
             _cudareduce.plan(n, method, threads, dtype, sm_count)]
 
 
+def block_sizes(op: str, dtype: DTypeLike,
+                method: str = DEFAULT_METHOD) -> tuple[int, ...]:
+    """The threads per block that `method` takes for `op` on `dtype`.
+
+    The ladder's steps that read the block size at run time, and ``cub``,
+    take every power of two from 64 to 1024.  ``unroll_complete``,
+    ``multi_element`` and ``fast`` have a kernel per block size, compiled
+    in: every size for sum and mean, and min and max of the numeric real
+    dtypes (the NaN forms of integers are the plain operators); for the
+    other operators, and complex and bool min and max, only the sizes a
+    call that names none runs (256 for the two steps; 256, 512 and 1024
+    for ``fast``), which keeps the build of their kernels to 60 %.  No
+    GPU needed.
+
+    Parameters
+    ----------
+    op : str
+        An operator name, as the module function (``"sum"``,
+        ``"argmin"``, ``"nanmean"``...).
+    dtype : dtype-like
+        The input's dtype.
+    method : str
+        A name from :func:`methods` (default ``"fast"``).
+
+    Returns
+    -------
+    tuple of int
+        The `threads` values it takes, ascending.
+
+    Raises
+    ------
+    TypeError
+        A dtype the operator does not take.
+    ValueError
+        Unknown operator or method.
+    """
+    return _cudareduce.block_sizes(op, dtype, method)
+
+
 _INPUTS_DOC = """a : array_like
         A NumPy array of any layout (streamed to the device in chunks
         through pinned buffers, each reduced as the next is copied), a
@@ -149,7 +189,12 @@ _INPUTS_DOC = """a : array_like
         default) is the method's own for the input's size: for ``fast``
         256 below 4 MiB, 512 below 16 MiB, 1024 from there (the fastest on
         an H100), 256 for the ladder's steps (compared at one block size);
-        ``cub`` sizes its own blocks."""
+        ``cub`` sizes its own blocks.  ``unroll_complete``,
+        ``multi_element`` and ``fast`` compile a kernel per block size:
+        they take every size for sum and mean, and min and max of the
+        numeric real dtypes; for the other operators, and complex and bool
+        min and max, only the sizes their default picks
+        (:func:`block_sizes`; ValueError for another)."""
 
 _STREAM_DOC = """stream : int or stream object, optional
         The CUDA stream to run on: a ``cudaStream_t`` handle as an int (0 is
@@ -182,7 +227,8 @@ _RAISES_DOC = """Raises
         Unsupported dtype or `dtype`, or an argument of the wrong type
         (such as an axis passed where the method goes).
     ValueError
-        Unknown method, `threads` out of range, an `axis` other than
+        Unknown method, `threads` out of range or not among
+        :func:`block_sizes`, an `axis` other than
         every axis, a malformed array interface, a pointer that is not
         device memory, an `out` on another device than the data's, or a
         `stream` of another device.

@@ -51,6 +51,27 @@ VALID_THREADS = (64, 128, 256, 512, 1024)
 DEFAULT_THREADS = 256
 
 
+# The methods with a kernel per block size, compiled in, and the sizes
+# they take where not every size is built: those their default picks.
+# Every size is built for sum and mean, and for min and max of the
+# numeric real dtypes; not for the other operators, nor for complex min
+# and max (argmin's kernels) or bool's (all's and any's).
+DEFAULT_SIZES_ONLY = {"unroll_complete": (256,), "multi_element": (256,),
+                      "fast": (256, 512, 1024)}
+
+
+def block_sizes(op: str, dtype, method: str) -> tuple[int, ...]:
+    """The threads values `method` takes for `op` on `dtype` (the rule
+    that cudareduce.block_sizes answers from its kernel table)."""
+    kind = "f" if np.dtype(dtype).name == "bfloat16" else np.dtype(dtype).kind
+    if kind not in "fc":
+        op = op.removeprefix("nan")     # no NaN to skip: the plain operator
+    every = op in ("sum", "mean") or (op in ("min", "max") and kind in "iuf")
+    if every or method not in DEFAULT_SIZES_ONLY:
+        return VALID_THREADS
+    return DEFAULT_SIZES_ONLY[method]
+
+
 def default_threads(method: str, n: int, itemsize: int) -> int:
     """The threads per block of `method` on n elements of itemsize bytes
     when none is named."""

@@ -51,7 +51,7 @@ def nonempty(dtype=np.float32):
 def test_all_lists_the_public_names():
     assert sorted(cudareduce.__all__) == sorted(
         ["CudaError", "Pass", "__version__", "all", "any", "argmax",
-         "argmin", "max", "mean", "methods", "min", "nanargmax", "nanargmin",
+         "argmin", "block_sizes", "max", "mean", "methods", "min", "nanargmax", "nanargmin",
          "nanmax", "nanmean", "nanmin", "nanprod", "nansum", "plan", "prod",
          "sum"])
     for name in cudareduce.__all__:

@@ -43,14 +43,13 @@ import numpy.ma as ma
 import pytest
 
 import cudareduce
-from api_contract import METHODS, SUPPORTED_DTYPES, VALID_THREADS
+from api_contract import METHODS, SUPPORTED_DTYPES, block_sizes
 from dlpack_capsules import DLPackOnly
 from outcomes import outcome
 
 pytestmark = pytest.mark.gpu
 
 OPS = ("argmin", "argmax", "nanargmin", "nanargmax")
-THREADS = (None,) + VALID_THREADS
 KINDS = ("cupy", "numpy", "dlpack")
 
 # Every method and dtype: one element, a partial warp, a block and one,
@@ -81,13 +80,20 @@ def numpy_outcomes(host) -> dict:
 
 @dataclass
 class Case:
-    what: str                 # the data, its size, input kind and threads
+    what: str                 # the data, its dtype, size and input kind
     data: Any                 # what cudareduce gets
-    threads: int | None
+    dtype: np.dtype
+    rotation: int             # which threads= (0: None, then the method's)
     want: dict                # op -> NumPy's outcome on the same elements
 
     def __repr__(self) -> str:
         return self.what
+
+    def threads(self, op: str, method: str) -> int | None:
+        """The threads= this case runs `op` with `method` at: None (the
+        default) or one of the block sizes the method takes, rotating."""
+        sizes = (None,) + block_sizes(op, self.dtype, method)
+        return sizes[self.rotation % len(sizes)]
 
 
 def check(cases, method: str, seed_note: str, ops=OPS) -> None:
@@ -95,11 +101,12 @@ def check(cases, method: str, seed_note: str, ops=OPS) -> None:
     wrong = []
     for case in cases:
         for op in ops:
+            threads = case.threads(op, method)
             got = outcome(lambda: getattr(cudareduce, op)(
-                case.data, method, threads=case.threads))
+                case.data, method, threads=threads))
             if got != case.want[op]:
-                wrong.append(f"{op} of {case}: got {got}, NumPy "
-                             f"{case.want[op]}")
+                wrong.append(f"{op} of {case}, threads={threads}: got "
+                             f"{got}, NumPy {case.want[op]}")
     assert not wrong, (f"{method}: {len(wrong)} wrong, the first: "
                        f"{wrong[:6]} {seed_note}")
 
@@ -205,11 +212,9 @@ def make_cases(cupy, rng, dtype, n: int, salt: int) -> list:
     cases = []
     for p, (name, host) in enumerate(patterns(rng, dtype, n)):
         kind = KINDS[(p + salt) % len(KINDS)]
-        threads = THREADS[(p + 2 * salt) % len(THREADS)]
-        cases.append(Case(f"{name} ({np.dtype(dtype)}, n={n}, {kind}, "
-                          f"threads={threads})",
-                          as_input(cupy, kind, host), threads,
-                          numpy_outcomes(host)))
+        cases.append(Case(f"{name} ({np.dtype(dtype)}, n={n}, {kind})",
+                          as_input(cupy, kind, host), np.dtype(dtype),
+                          p + 2 * salt, numpy_outcomes(host)))
     return cases
 
 
@@ -348,10 +353,9 @@ def layout_cases(cupy, rng, layout: str) -> list:
             assert np.shares_memory(twin, base) or layout == "fortran"
             for kind, data in (("numpy", twin),
                                ("cupy", view(cupy, cupy.asarray(base)))):
-                threads = THREADS[len(cases) % len(THREADS)]
                 cases.append(Case(f"{name} ({np.dtype(dtype)}, {layout}, "
-                                  f"{kind}, threads={threads})", data,
-                                  threads, numpy_outcomes(twin)))
+                                  f"{kind})", data, np.dtype(dtype),
+                                  len(cases), numpy_outcomes(twin)))
     return cases
 
 
@@ -397,7 +401,7 @@ def test_torch_tensors(torch, session_seed, seed_note, method):
             for view, (of_tensor, of_host) in TORCH_VIEWS.items():
                 twin = of_host(host)
                 cases.append(Case(f"{wanted} ({np.dtype(dtype)}, {view})",
-                                  of_tensor(tensor), None,
+                                  of_tensor(tensor), np.dtype(dtype), 0,
                                   numpy_outcomes(twin)))
         return cases
 
@@ -456,8 +460,8 @@ def host_chunk_cases(rng) -> list:
     a[n8 - 9] = -128
     a[2 * c8] = 127
     named.append(("int8 limits only in the last chunk", a))
-    return [Case(f"{name} (host, n={a.size})", a, None, numpy_outcomes(a))
-            for name, a in named]
+    return [Case(f"{name} (host, n={a.size})", a, a.dtype, 0,
+                 numpy_outcomes(a)) for name, a in named]
 
 
 @pytest.mark.parametrize("method", ["fast", "multi_element", "cub"])
@@ -695,11 +699,12 @@ def test_over_two_to_the_31_elements(huge_ones, method):
         for plants, low, high in steps:
             for where, value in plants.items():
                 x[where] = value
-            for threads in (None, 1024):
-                got = [getattr(cudareduce, op)(x, method, threads=threads)
-                       for op in OPS]
+            for largest in (False, True):
+                got = [getattr(cudareduce, op)(
+                    x, method, threads=max(block_sizes(op, x.dtype, method))
+                    if largest else None) for op in OPS]
                 assert [type(g) for g in got] == [np.int64] * 4, got
                 assert [int(g) for g in got] == [low, high, low, high], (
-                    plants, threads, got)
+                    plants, largest, got)
     finally:
         x.fill(1)

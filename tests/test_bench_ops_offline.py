@@ -338,3 +338,35 @@ def test_a_row_of_another_op_is_its_own():
     assert peers.time_of(doc["results"], "cub", "float32", BIG,
                          "batch_us") is None
     assert row("fast", 1.0, op="max")["op"] == "max"
+
+
+# ---------------------------------------------------------------------------
+# block sizes a method does not take for an op
+
+
+@pytest.mark.parametrize("method, op, dtype, threads", [
+    ("unroll_complete", "argmin", "float32", 128),
+    ("fast", "prod", "int8", 64),
+    ("multi_element", "max", "complex64", 1024),
+])
+def test_a_block_size_the_method_lacks_is_refused_before_timing(
+        monkeypatch, method, op, dtype, threads):
+    """run and counters.collect refuse it up front, naming the sizes taken,
+    without asking for a device or ncu."""
+    from cudareduce.bench import ladder
+    monkeypatch.setattr(ladder, "device_info", lambda: pytest.fail("timed"))
+    monkeypatch.setattr(counters, "find_ncu", lambda: pytest.fail("ncu"))
+    taken = ", ".join(map(str, cudareduce.block_sizes(op, dtype, method)))
+    want = (rf"{method} runs {op} on {dtype} with {taken} threads per block "
+            rf"only, not {threads}")
+    with pytest.raises(ValueError, match=want):
+        ladder.run([method], [1000], dtype, threads, peers=False, op=op)
+    with pytest.raises(ValueError, match=want):
+        counters.collect([method], 1000, dtype, threads, op=op)
+
+
+def test_a_block_size_every_method_takes_passes_the_check():
+    from cudareduce.bench.ladder import check_block_size
+    check_block_size(cudareduce.methods(), "argmax", "float16", 256)
+    check_block_size(cudareduce.methods(), "argmax", "float16", None)
+    check_block_size(cudareduce.methods(), "sum", "float16", 64)

@@ -251,7 +251,7 @@ def test_compare_of_another_op_on_the_fake_device(fake_device,
     sizes = (1 << 10, 1 << 12)
     monkeypatch.setattr(peers, "COMPARE_SIZES", sizes)
     monkeypatch.setattr(peers, "measure_latency", no_latency)
-    got = peers.compare(threads=128, progress=False, seed=3, op="prod")
+    got = peers.compare(threads=512, progress=False, seed=3, op="prod")
     model.validate_document(got["results"])
     assert [(r["method"], r["op"], r["dtype"], r["n"])
             for r in got["results"]["results"]] == [
@@ -263,7 +263,7 @@ def test_compare_of_another_op_on_the_fake_device(fake_device,
     # the baseline has its table in the results, no row in the comparison
     text = peers.format_comparison(got)
     assert "End to end" not in text
-    assert "\nfloat32, n = 4,096 (2^12), 128 threads per block\n" in text
+    assert "\nfloat32, n = 4,096 (2^12), 512 threads per block\n" in text
     for table in _tables(text, "prod", ["torch.prod", "cupy.prod"]).values():
         assert list(table) == [(dtype, model.short_n(n))
                                for dtype in peers.COMPARE_DTYPES

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import METHODS
+from api_contract import METHODS, block_sizes
 from dlpack_capsules import DLPackOnly
 from outcomes import outcome
 
@@ -115,7 +115,10 @@ def test_every_method_and_operator(rng, seed_note, op, method):
         want = expected(host, op)
         device = torch.from_numpy(host.view(np.int16)).cuda().view(
             torch.bfloat16)
-        threads = (None, 64, 1024)[k % 3] if method != "cub" else None
+        # The smallest and largest block size the method takes for op.
+        taken = block_sizes(op, host.dtype, method)
+        threads = (None, taken[0], taken[-1])[k % 3] if method != "cub" \
+            else None
         for kind, array in (("numpy", host), ("torch", device)):
             got = outcome(lambda: getattr(cudareduce, op)(
                 array, method, threads=threads))

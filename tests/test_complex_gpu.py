@@ -55,7 +55,7 @@ import pytest
 from numpy.exceptions import ComplexWarning
 
 import cudareduce
-from api_contract import METHODS
+from api_contract import METHODS, block_sizes
 from dlpack_capsules import DLPackOnly
 from outcomes import outcome
 
@@ -305,7 +305,10 @@ def test_every_method_and_operator(cupy, torch, rng, seed_note, op, method):
                or op in NAN_WINS and (k % 3 == 2
                                       or n == BIG and m % 2 == 1))
         host = data(rng, n, op, dtype, nan)
-        threads = (None, 64, 1024)[k % 3] if method != "cub" else None
+        # The smallest and largest block size the method takes for op.
+        taken = block_sizes(op, dtype, method)
+        threads = (None, taken[0], taken[-1])[k % 3] if method != "cub" \
+            else None
         kind = DEVICE_KINDS[(k + m) % len(DEVICE_KINDS)]
         for name, array in (("numpy", host),
                             (kind, on_device(cupy, torch, kind, host))):

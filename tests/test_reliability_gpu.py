@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cudareduce
+from api_contract import block_sizes
 import fault_origin
 from dlpack_capsules import DLPackOnly
 from exact_data import integer_values, numpy_answer, same
@@ -295,7 +296,8 @@ def test_eight_threads_of_mixed_calls_are_exact(cupy, rng, seed_note):
             kind, obj, _ = cases[index]
             op = OPS[int(local.integers(len(OPS)))]
             method = METHODS[int(local.integers(len(METHODS)))]
-            threads = THREADS[int(local.integers(len(THREADS)))]
+            taken = block_sizes(op, cases[index][2].dtype, method)
+            threads = taken[int(local.integers(len(taken)))]
             chosen = streams[int(local.integers(len(streams)))]
             try:
                 got = getattr(cudareduce, op)(obj, method, threads=threads,
@@ -440,6 +442,10 @@ def test_cupy_arrays_match_numpy(cupy, case, op, method, threads, on_stream):
     where = (op, method, threads, dtype, shape, name, protocol, seed)
     if host.size == 0 and op in ("min", "max"):
         with pytest.raises(ValueError, match="zero-size array"):
+            fn(obj, method, threads=threads, stream=stream)
+        return
+    if threads not in block_sizes(op, dtype, method):
+        with pytest.raises(ValueError, match="cudareduce.block_sizes"):
             fn(obj, method, threads=threads, stream=stream)
         return
     with warnings.catch_warnings():

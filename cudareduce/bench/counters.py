@@ -38,7 +38,7 @@ from cudareduce.results import (DEFAULT_OP, DTYPES, OPS, REFERENCE_METHOD,
                                 format_n, group_title, now, op_of, render)
 
 from .data import random_array
-from .ladder import device_info
+from .ladder import check_block_size, device_info
 from .sizes import PAPER_N, argument_type, parse_size
 
 __all__ = ["DEFAULT_N", "DOCUMENT_KEYS", "IDEAS", "METRICS", "STEP_COUNTERS",
@@ -230,6 +230,7 @@ def ncu_command(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
     """
     chosen = _check_methods(methods)
     _check_reduction(n, dtype, threads, op)
+    check_block_size(chosen, op, dtype, threads)
     # The profiled program's --op defaults to sum, as here.
     op_option = [] if op == DEFAULT_OP else ["--op", op]
     return [ncu, "--csv", "--page", "raw", "--print-units", "base",
@@ -333,6 +334,7 @@ def collect(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
     """
     chosen = _check_methods(methods)
     _check_reduction(n, dtype, threads, op)
+    check_block_size(chosen, op, dtype, threads)
     exe = ncu or find_ncu()
     if exe is None:
         raise CountersUnavailable(

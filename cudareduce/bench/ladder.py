@@ -152,6 +152,20 @@ def check_threads(threads: int | None) -> None:
                          f"got {threads!r}")
 
 
+def check_block_size(methods: Iterable[str], op: str, dtype: str,
+                     threads: int | None) -> None:
+    """Raise ValueError, before anything is timed, where one of `methods`
+    does not take `threads` for `op` on `dtype` (None: each method's
+    default, always taken; :func:`cudareduce.block_sizes`)."""
+    for method in methods if threads is not None else ():
+        taken = cudareduce.block_sizes(op, numpy_dtype(dtype), method)
+        if threads not in taken:
+            raise ValueError(f"{method} runs {op} on {dtype} with "
+                             f"{', '.join(map(str, taken))} threads per "
+                             f"block only, not {threads} "
+                             f"(cudareduce.block_sizes)")
+
+
 def recorded_threads(name: str, n: int, dtype: str, threads: int | None,
                      sm_count: int) -> int:
     """The threads per block a result of `name` at `n` records: `threads`,
@@ -258,6 +272,7 @@ def run(methods: Iterable[str] | None = None,
         # A document holds one result per (method, dtype, n, threads).
         raise ValueError(f"sizes must be distinct, got {size_list!r}")
     ladder, peer_names, named = _resolve(methods, peers, op)
+    check_block_size(ladder, op, dtype, threads)
 
     info = device_info()
     timers: list[MethodTimer] = [method_timer(m, threads, op)
