@@ -161,10 +161,13 @@ def check_empty_inputs(cupy, cudareduce, ops, wrong) -> int:
     return calls
 
 
-def rotated_threads(cudareduce, op: str, dtype, method: str, k: int) -> int:
+def rotated_threads(cudareduce, op: str, dtype, method: str, k: int,
+                    reduce_dtype=None) -> int:
     """The k-th, cyclically, of the block sizes `method` takes for `op` on
-    `dtype` (every one from 64 to 1024, or the few the default picks)."""
-    taken = cudareduce.block_sizes(op, dtype, method)
+    `dtype` into `reduce_dtype` (every one from 64 to 1024, or the few the
+    default picks)."""
+    taken = cudareduce.block_sizes(op, dtype, method,
+                                   reduce_dtype=reduce_dtype)
     return taken[k % len(taken)]
 
 
@@ -327,7 +330,7 @@ def main() -> int:
                 combo = (m * len(CAST_TARGETS) + t) * len(DTYPES) + d
                 kind = kinds[(m * len(CAST_TARGETS) + t + d) % len(kinds)]
                 threads = rotated_threads(cudareduce, "sum", dtype, method,
-                                          combo * 3)
+                                          combo * 3, reduce_dtype=target)
                 if kind not in made:
                     made[kind] = make_input(cupy, kind, host_wide, CAST_SIZE)
                 obj, twin = made[kind]

@@ -1088,17 +1088,19 @@ error:
 }
 
 PyDoc_STRVAR(block_sizes_doc,
-"block_sizes(op, dtype, method)\n--\n\n"
+"block_sizes(op, dtype, method, reduce_dtype=None)\n--\n\n"
 "The threads per block that `method` takes for operator `op` on elements\n"
-"of `dtype`, ascending (a call naming none runs the method's default).");
+"of `dtype` (with `reduce_dtype` the reduction's dtype= argument),\n"
+"ascending (a call naming none runs the method's default).");
 
 static PyObject *
 cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"op", "dtype", "method", NULL};
+    static char *keywords[] = {"op", "dtype", "method", "reduce_dtype",
+                               NULL};
     module_state *state = get_module_state(module);
     PyObject *op_name, *method_name;
-    PyArray_Descr *descr = NULL;
+    PyArray_Descr *descr = NULL, *requested = NULL;
     PyObject *sizes = NULL;
     const crpy_operator *op;
     const crpy_dtype *dtype, *reduced, *result;
@@ -1108,10 +1110,12 @@ cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
     cr_error failure;
     cr_status status;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO&O:block_sizes",
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO&O|O&:block_sizes",
                                      keywords, &op_name,
                                      PyArray_DescrConverter, &descr,
-                                     &method_name)) {
+                                     &method_name, PyArray_DescrConverter2,
+                                     &requested)) {
+        Py_XDECREF(descr);
         return NULL;
     }
     if ((op = crpy_operator_named(op_name)) == NULL
@@ -1120,7 +1124,7 @@ cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
         goto error;
     }
     op = crpy_operator_for(op, dtype);
-    if (crpy_result_dtypes(op, dtype, NULL, &reduced, &result) < 0) {
+    if (crpy_result_dtypes(op, dtype, requested, &reduced, &result) < 0) {
         goto error;
     }
     request.type = dtype->type;
@@ -1143,6 +1147,7 @@ cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
 
 error:
     Py_XDECREF(descr);
+    Py_XDECREF(requested);
     return sizes;
 }
 

@@ -121,8 +121,8 @@ def plan(n: int, method: str = DEFAULT_METHOD, *, threads: int | None = None,
             _cudareduce.plan(n, method, threads, dtype, sm_count)]
 
 
-def block_sizes(op: str, dtype: DTypeLike,
-                method: str = DEFAULT_METHOD) -> tuple[int, ...]:
+def block_sizes(op: str, dtype: DTypeLike, method: str = DEFAULT_METHOD,
+                *, reduce_dtype: DTypeLike = None) -> tuple[int, ...]:
     """The threads per block that `method` takes for `op` on `dtype`.
 
     The ladder's steps that read the block size at run time, and ``cub``,
@@ -144,6 +144,12 @@ def block_sizes(op: str, dtype: DTypeLike,
         The input's dtype.
     method : str
         A name from :func:`methods` (default ``"fast"``).
+    reduce_dtype : dtype-like, optional
+        The reduction's ``dtype=`` argument, where it has one: a sum into
+        bool is a logical or, which is :func:`any`'s; a NaN-skipping sum
+        or product of floats into another dtype casts first (each NaN
+        becoming the identity) and then runs the plain operator's
+        kernels.
 
     Returns
     -------
@@ -157,7 +163,7 @@ def block_sizes(op: str, dtype: DTypeLike,
     ValueError
         Unknown operator or method.
     """
-    return _cudareduce.block_sizes(op, dtype, method)
+    return _cudareduce.block_sizes(op, dtype, method, reduce_dtype)
 
 
 _INPUTS_DOC = """a : array_like

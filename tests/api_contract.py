@@ -60,13 +60,17 @@ DEFAULT_SIZES_ONLY = {"unroll_complete": (256,), "multi_element": (256,),
                       "fast": (256, 512, 1024)}
 
 
-def block_sizes(op: str, dtype, method: str) -> tuple[int, ...]:
-    """The threads values `method` takes for `op` on `dtype` (the rule
-    that cudareduce.block_sizes answers from its kernel table)."""
+def block_sizes(op: str, dtype, method: str,
+                reduce_dtype=None) -> tuple[int, ...]:
+    """The threads values `method` takes for `op` on `dtype`, with
+    `reduce_dtype` its dtype= argument (the rule that cudareduce.block_sizes
+    answers from its kernel table)."""
     kind = "f" if np.dtype(dtype).name == "bfloat16" else np.dtype(dtype).kind
     if kind not in "fc":
         op = op.removeprefix("nan")     # no NaN to skip: the plain operator
-    every = op in ("sum", "mean") or (op in ("min", "max") and kind in "iuf")
+    into_bool = reduce_dtype is not None and np.dtype(reduce_dtype) == bool
+    every = op in ("sum", "mean") and not into_bool \
+        or op in ("min", "max") and kind in "iuf"
     if every or method not in DEFAULT_SIZES_ONLY:
         return VALID_THREADS
     return DEFAULT_SIZES_ONLY[method]

@@ -106,3 +106,40 @@ def test_block_sizes_refuses_what_the_operators_refuse(args, error, match):
 def test_block_sizes_defaults_to_the_fast_method():
     assert cudareduce.block_sizes("prod", np.int32) \
         == cudareduce.block_sizes("prod", np.int32, "fast") == (256, 512, 1024)
+
+
+@pytest.mark.parametrize("reduce_dtype", [np.bool_, np.int8, np.float16,
+                                          np.float64, np.complex64],
+                         ids=dtype_id)
+@pytest.mark.parametrize("op", ("sum", "prod", "mean"))
+def test_block_sizes_with_a_dtype_argument(op, reduce_dtype):
+    """A sum into bool is any's logical or: its sizes, not the sum's."""
+    for dtype in (np.dtype(np.int16), np.dtype(np.float32)):
+        for method in DEFAULT_SIZES_ONLY:
+            want = block_sizes(op, dtype, method, reduce_dtype)
+            assert cudareduce.block_sizes(op, dtype, method,
+                                          reduce_dtype=reduce_dtype) == want
+            refused = [t for t in VALID_THREADS if t not in want]
+            if op in ("sum", "prod") and refused:
+                with pytest.raises(ValueError, match="block_sizes"):
+                    getattr(cudareduce, op)(np.zeros(0, dtype), method,
+                                            threads=refused[0],
+                                            dtype=reduce_dtype)
+    assert cudareduce.block_sizes("sum", np.int8, "fast",
+                                  reduce_dtype=np.bool_) == (256, 512, 1024)
+
+
+def test_a_nan_sum_cast_by_its_dtype_argument_is_a_sum():
+    """nansum and nanprod of floats into another dtype run the cast pass,
+    which makes each NaN the identity, then the plain operator's kernels:
+    every size (into the input's own dtype, the NaN-skipping kernels)."""
+    for op in ("nansum", "nanprod"):
+        for method in DEFAULT_SIZES_ONLY:
+            own = cudareduce.block_sizes(op, np.float32, method,
+                                         reduce_dtype=np.float32)
+            assert own == cudareduce.block_sizes(op, np.float32, method) \
+                == DEFAULT_SIZES_ONLY[method]
+            cast = cudareduce.block_sizes(op, np.float32, method,
+                                          reduce_dtype=np.float64)
+            plain = op.removeprefix("nan")
+            assert cast == cudareduce.block_sizes(plain, np.float64, method)
