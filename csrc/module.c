@@ -431,6 +431,26 @@ typedef struct {
     cr_request request;
 } reduction_call;
 
+/* The operator `*op` becomes for elements of `input` (crpy_operator_for),
+ * NumPy's reduced and result dtypes (with `requested`, a dtype= argument
+ * or NULL), and the request's element type, cast, accumulator and kernel
+ * operator: what reduce runs and block_sizes answers for.  0, or -1 with
+ * a TypeError. */
+static int
+resolve_reduction(const crpy_operator **op, const crpy_dtype *input,
+                  PyArray_Descr *requested, const crpy_dtype **reduced,
+                  const crpy_dtype **result, cr_request *request)
+{
+    *op = crpy_operator_for(*op, input);
+    if (crpy_result_dtypes(*op, input, requested, reduced, result) < 0) {
+        return -1;
+    }
+    request->type = input->type;
+    cr_reduction_for(request->type, (*reduced)->type, (*op)->kernel_op,
+                     &request->cast, &request->acc, &request->op);
+    return 0;
+}
+
 /* Parses the operator, method and threads, acquires the input (DLPack
  * producers asked to order their work before `stream` if `stream_given`),
  * checks `axis` against it and finds NumPy's dtypes (with `requested`, a
@@ -451,19 +471,14 @@ open_reduction_call(PyObject *op_name, PyObject *obj, PyObject *method_name,
         || check_axis(axis, call->input.ndim) < 0) {
         return -1;
     }
-    call->op = crpy_operator_for(call->op, call->input.dtype);
-    if (crpy_result_dtypes(call->op, call->input.dtype, requested,
-                           &call->reduced, &call->result) < 0) {
+    if (resolve_reduction(&call->op, call->input.dtype, requested,
+                          &call->reduced, &call->result, request) < 0) {
         return -1;
     }
     request->data = call->input.data;
     request->layout = &call->input.layout;
     request->n = call->input.layout.n;
-    request->type = call->input.dtype->type;
     request->location = call->input.location;
-    cr_reduction_for(request->type, call->reduced->type,
-                     call->op->kernel_op, &request->cast, &request->acc,
-                     &request->op);
     return 0;
 }
 
@@ -1123,13 +1138,10 @@ cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
         || (dtype = crpy_lookup_dtype(descr)) == NULL) {
         goto error;
     }
-    op = crpy_operator_for(op, dtype);
-    if (crpy_result_dtypes(op, dtype, requested, &reduced, &result) < 0) {
+    if (resolve_reduction(&op, dtype, requested, &reduced, &result,
+                          &request) < 0) {
         goto error;
     }
-    request.type = dtype->type;
-    cr_reduction_for(request.type, reduced->type, op->kernel_op,
-                     &request.cast, &request.acc, &request.op);
     status = cr_request_block_sizes(&request, threads, &count, &failure);
     if (status != CR_OK) {
         raise_cr_error(state, status, &failure);

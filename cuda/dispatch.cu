@@ -57,19 +57,33 @@ find_entry(cr_type type, cr_type acc, cr_op op)
     return NULL;
 }
 
+/* The block sizes `method` takes for a row of `sizes`, ascending, into
+ * threads[0 .. count - 1] (CR_BLOCK_SIZE_COUNT of room); returns count. */
+static int
+taken_block_sizes(cr_method method, cr_block_sizes sizes, int *threads)
+{
+    int count = 0;
+    for (int t = CR_MIN_THREADS; t <= CR_MAX_THREADS; t *= 2) {
+        if (cr_method_takes_threads(method, t, sizes)) {
+            threads[count++] = t;
+        }
+    }
+    return count;
+}
+
 /* The refusal of a request for a block size that its row has no kernels
  * at, naming those it has ("256", "256, 512, 1024"). */
 static cr_status
 refuse_threads(const cr_request *request, cr_block_sizes sizes,
                cr_error *error)
 {
+    int taken[CR_BLOCK_SIZE_COUNT];
+    const int count = taken_block_sizes(request->method, sizes, taken);
     char list[64] = "";
     size_t used = 0;
-    for (int t = CR_MIN_THREADS; t <= CR_MAX_THREADS; t *= 2) {
-        if (cr_method_takes_threads(request->method, t, sizes)) {
-            used += (size_t)snprintf(list + used, sizeof(list) - used,
-                                     "%s%d", used ? ", " : "", t);
-        }
+    for (int k = 0; k < count; k++) {
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d",
+                                 k ? ", " : "", taken[k]);
     }
     return cr_fail(error, CR_ERR_INVALID, "%s runs this operator on this "
                    "dtype with %s threads per block, not %d (the sizes its "
@@ -193,14 +207,9 @@ cr_request_block_sizes(const cr_request *request, int *threads, int *count,
     any_size.data = NULL;
     any_size.layout = NULL;
     cr_status status = cr_request_check(&any_size, &route, error);
-    *count = 0;
-    for (int t = CR_MIN_THREADS; status == CR_OK && t <= CR_MAX_THREADS;
-         t *= 2) {
-        if (cr_method_takes_threads(request->method, t,
-                                    route.entry->sizes)) {
-            threads[(*count)++] = t;
-        }
-    }
+    *count = status == CR_OK
+        ? taken_block_sizes(request->method, route.entry->sizes, threads)
+        : 0;
     return status;
 }
 
