@@ -51,7 +51,8 @@ typedef char cr_counted_result_fits
  * other size costs a kernel per row and architecture: the ladder's four
  * others and fast's two were 40 % of the build of argmin's instances
  * (instances_argmin.cu for sm_90 on a 2-core machine, 2026-11-25: 74.8 s
- * with every size, 44.9 s with these, of which CUB is 18.8 s). */
+ * with every size, 44.9 s with these, of which CUB is 18.8 s:
+ * docs/recorded/build-2026-11-25-2core.txt). */
 #define CR_IS_DEFAULT_BLOCK_SIZE(fast, threads)                          \
     ((fast) ? (threads) >= CR_DEFAULT_THREADS                            \
             : (threads) == CR_DEFAULT_THREADS)
