@@ -164,8 +164,8 @@ def check_empty_inputs(cupy, cudareduce, ops, wrong) -> int:
 def rotated_threads(cudareduce, op: str, dtype, method: str, k: int,
                     reduce_dtype=None) -> int:
     """The k-th, cyclically, of the block sizes `method` takes for `op` on
-    `dtype` into `reduce_dtype` (every one from 64 to 1024, or the few the
-    default picks)."""
+    `dtype` into `reduce_dtype` (every one from 64 to 1024, or the default
+    alone)."""
     taken = cudareduce.block_sizes(op, dtype, method,
                                    reduce_dtype=reduce_dtype)
     return taken[k % len(taken)]

@@ -141,18 +141,20 @@ const char *cr_method_description(cr_method method);
  * sizes its own blocks); for fast, by the bytes (tuning.h). */
 int cr_method_default_threads(cr_method method, int64_t n,
                               size_t item_size);
-/* The block sizes of a row of kernel instances (instances.def): every
- * power of two from CR_MIN_THREADS to CR_MAX_THREADS, or only those the
- * methods pick when the caller names none (cr_method_default_threads).
- * Kernels that read blockDim, and CUB, take any threads either way. */
+/* How a row of kernel instances (instances.def) is compiled: a kernel
+ * that takes the block size as a template parameter at every power of two
+ * from CR_MIN_THREADS to CR_MAX_THREADS, or one instance of each kernel,
+ * which for such a kernel of the ladder is at CR_DEFAULT_THREADS only (the
+ * fast kernel's one instance reads its block size at run time).  Kernels
+ * that read blockDim, and CUB, take any threads either way. */
 typedef enum {
     CR_EVERY_BLOCK_SIZE,
-    CR_DEFAULT_BLOCK_SIZES
-} cr_block_sizes;
-/* Whether `method` runs a row of `sizes` at `threads` per block (one of
- * the valid powers of two). */
+    CR_ONE_INSTANCE
+} cr_instances;
+/* Whether `method` runs a row compiled as `instances` at `threads` per
+ * block (one of the valid powers of two). */
 int cr_method_takes_threads(cr_method method, int threads,
-                            cr_block_sizes sizes);
+                            cr_instances instances);
 /* Whether the plan of this method depends on the device's SM count. */
 int cr_method_needs_sm_count(cr_method method);
 /* Elements each thread loads before the tree, per sweep of the grid, for

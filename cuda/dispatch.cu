@@ -15,7 +15,7 @@ struct cr_dispatch_entry {
     cr_type type;
     cr_type acc;
     cr_op op;
-    cr_block_sizes sizes;       /* of the kernels that take it as a template */
+    cr_instances instances;     /* how its kernels were compiled */
     size_t acc_size;            /* sizeof the kernels' accumulator */
     cr_passes_fn run_passes;
     cr_fast_fn run_fast;
@@ -24,10 +24,11 @@ struct cr_dispatch_entry {
     cr_identity_fn write_identity;
 };
 
-#define CR_INSTANCE(TYPE, ACC, OP, SIZES, T, Acc, Op)                     \
-    {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, CR_##SIZES, sizeof(Acc),  \
-     run_passes<T, Acc, Op, CR_##SIZES>, run_fast<T, Acc, Op, CR_##SIZES>, \
-     run_cub<T, Acc, Op>, run_fold<T, Acc, Op>, write_identity<Acc, Op>},
+#define CR_INSTANCE(TYPE, ACC, OP, INSTANCES, T, Acc, Op)                 \
+    {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, CR_##INSTANCES,          \
+     sizeof(Acc), run_passes<T, Acc, Op, CR_##INSTANCES>,                 \
+     run_fast<T, Acc, Op, CR_##INSTANCES>, run_cub<T, Acc, Op>,           \
+     run_fold<T, Acc, Op>, write_identity<Acc, Op>},
 #define CR_SHARED_INSTANCE CR_INSTANCE
 
 static const cr_dispatch_entry dispatch_table[] = {
@@ -57,14 +58,15 @@ find_entry(cr_type type, cr_type acc, cr_op op)
     return NULL;
 }
 
-/* The block sizes `method` takes for a row of `sizes`, ascending, into
- * threads[0 .. count - 1] (CR_BLOCK_SIZE_COUNT of room); returns count. */
+/* The block sizes `method` takes for a row compiled as `instances`,
+ * ascending, into threads[0 .. count - 1] (CR_BLOCK_SIZE_COUNT of room);
+ * returns count. */
 static int
-taken_block_sizes(cr_method method, cr_block_sizes sizes, int *threads)
+taken_block_sizes(cr_method method, cr_instances instances, int *threads)
 {
     int count = 0;
     for (int t = CR_MIN_THREADS; t <= CR_MAX_THREADS; t *= 2) {
-        if (cr_method_takes_threads(method, t, sizes)) {
+        if (cr_method_takes_threads(method, t, instances)) {
             threads[count++] = t;
         }
     }
@@ -74,11 +76,11 @@ taken_block_sizes(cr_method method, cr_block_sizes sizes, int *threads)
 /* The refusal of a request for a block size that its row has no kernels
  * at, naming those it has ("256", "256, 512, 1024"). */
 static cr_status
-refuse_threads(const cr_request *request, cr_block_sizes sizes,
+refuse_threads(const cr_request *request, cr_instances instances,
                cr_error *error)
 {
     int taken[CR_BLOCK_SIZE_COUNT];
-    const int count = taken_block_sizes(request->method, sizes, taken);
+    const int count = taken_block_sizes(request->method, instances, taken);
     char list[64] = "";
     size_t used = 0;
     for (int k = 0; k < count; k++) {
@@ -86,8 +88,8 @@ refuse_threads(const cr_request *request, cr_block_sizes sizes,
                                  k ? ", " : "", taken[k]);
     }
     return cr_fail(error, CR_ERR_INVALID, "%s runs this operator on this "
-                   "dtype with %s threads per block, not %d (the sizes its "
-                   "default picks; cudareduce.block_sizes lists them)",
+                   "dtype with %s threads per block, not %d (the sizes "
+                   "compiled for it; cudareduce.block_sizes lists them)",
                    cr_method_name(request->method), list, request->threads);
 }
 
@@ -126,8 +128,8 @@ route_request(const cr_request *request, cr_route *route, cr_error *error)
     }
     if (request->threads != 0
         && !cr_method_takes_threads(request->method, request->threads,
-                                    route->entry->sizes)) {
-        return refuse_threads(request, route->entry->sizes, error);
+                                    route->entry->instances)) {
+        return refuse_threads(request, route->entry->instances, error);
     }
     /* Every copy of the result takes cr_result_size's bytes. */
     if (route->entry->acc_size
@@ -208,7 +210,7 @@ cr_request_block_sizes(const cr_request *request, int *threads, int *count,
     any_size.layout = NULL;
     cr_status status = cr_request_check(&any_size, &route, error);
     *count = status == CR_OK
-        ? taken_block_sizes(request->method, route.entry->sizes, threads)
+        ? taken_block_sizes(request->method, route.entry->instances, threads)
         : 0;
     return status;
 }

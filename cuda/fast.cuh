@@ -65,11 +65,24 @@ __device__ __forceinline__ Acc warp_reduce(Acc v)
     return v;
 }
 
+/* The block size of a kernel whose template says BLOCK: BLOCK itself, or
+ * for BLOCK 0 (a kernel that serves every size with one instance) the
+ * size it was launched with, at most CR_MAX_THREADS. */
+template <int BLOCK>
+__device__ __forceinline__ unsigned int block_size()
+{
+    return BLOCK != 0 ? BLOCK : blockDim.x;
+}
+
+/* The most threads a block of such a kernel has: its launch bound. */
+template <int BLOCK>
+inline constexpr int most_threads = BLOCK != 0 ? BLOCK : CR_MAX_THREADS;
+
 /* A block's values combined; thread 0 holds the result. */
 template <int BLOCK, class Acc, class Op>
 __device__ __forceinline__ Acc block_reduce(Acc v)
 {
-    __shared__ Acc warp_partials[BLOCK / 32];
+    __shared__ Acc warp_partials[most_threads<BLOCK> / 32];
     const unsigned int lane = threadIdx.x % 32;
     const unsigned int warp = threadIdx.x / 32;
     v = warp_reduce<Acc, Op>(v);
@@ -78,7 +91,8 @@ __device__ __forceinline__ Acc block_reduce(Acc v)
     }
     __syncthreads();
     if (warp == 0) {
-        v = lane < BLOCK / 32 ? warp_partials[lane] : Op::identity();
+        v = lane < block_size<BLOCK>() / 32 ? warp_partials[lane]
+                                             : Op::identity();
         v = warp_reduce<Acc, Op>(v);
     }
     return v;
@@ -172,15 +186,23 @@ collect_slot(unsigned long long *slot)
     return value;
 }
 
-/* Elements of 4 bytes or more: at most the registers that let
+/* BLOCK: the block size, or 0 for one instance that runs at every size
+ * (the rows of instances.def compiled once), bound as at 1,024 threads.
+ * Elements of 4 bytes or more get the same registers at every size either
+ * way; narrower ones 40 to 63 (no spill, ptxas for sm_90) where a
+ * 256-thread instance may take 255: argmin of bool at 2^28 with 256
+ * threads named ran 145.7 against 136.9 us, at its default 1,024 136.4
+ * against 133.3 (H100, 2026-11-25: docs/recorded/build-2026-11-25-
+ * 2core.txt, which also has the other operators, within noise).
+ * Elements of 4 bytes or more: at most the registers that let
  * CR_THREADS_PER_SM threads run (32 a thread), which argmin's value and
  * index would pass otherwise (int32, 1,024 threads: 38 registers, one
  * block an SM; the sums take 24 to 32 anyway); narrower ones' vectors of
  * 8 or 16 elements would spill there (96 to 170 bytes, ptxas). */
 template <int BLOCK, class T, class Acc, class Op>
-__global__ void __launch_bounds__(BLOCK, sizeof(T) >= 4
-                                             ? CR_THREADS_PER_SM / BLOCK
-                                             : 1)
+__global__ void __launch_bounds__(
+    most_threads<BLOCK>,
+    sizeof(T) >= 4 ? CR_THREADS_PER_SM / most_threads<BLOCK> : 1)
 reduce_fast(const T *in, int64_t n, unsigned long long *slots,
             unsigned int *tickets, Acc *result, unsigned long long *words,
             unsigned int sequence)
@@ -189,8 +211,9 @@ reduce_fast(const T *in, int64_t n, unsigned long long *slots,
     constexpr int VEC = 16 / sizeof(T);
     constexpr int WORDS = CR_FLAGGED_WORDS(sizeof(Acc));
     const Op op;
-    const int64_t threads = (int64_t)gridDim.x * BLOCK;
-    const int64_t g = (int64_t)blockIdx.x * BLOCK + threadIdx.x;
+    const unsigned int block = block_size<BLOCK>();
+    const int64_t threads = (int64_t)gridDim.x * block;
+    const int64_t g = (int64_t)blockIdx.x * block + threadIdx.x;
 
     /* Taken as the block starts, read after its loads: the atomic's trip
      * hides behind them. */
@@ -268,7 +291,7 @@ reduce_fast(const T *in, int64_t n, unsigned long long *slots,
      * block's own lands, so the result does not depend on which block
      * started last. */
     Acc v = Op::identity();
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK) {
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += block) {
         v = op(v, b == blockIdx.x
                       ? own_partial
                       : collect_slot<Acc>(slots + (size_t)b * WORDS));

@@ -11,7 +11,12 @@
 #include <string.h>
 
 /* methods.def's BLOCK column. */
-enum { ANY_BLOCK_SIZE, PER_BLOCK_SIZE, OWN_BLOCK_SIZE };
+enum {
+    ANY_BLOCK_SIZE,
+    PER_BLOCK_SIZE,
+    PER_OR_ANY_BLOCK_SIZE,
+    OWN_BLOCK_SIZE
+};
 
 typedef struct {
     const char *name;
@@ -90,15 +95,16 @@ cr_method_default_threads(cr_method method, int64_t n, size_t item_size)
 }
 
 int
-cr_method_takes_threads(cr_method method, int threads, cr_block_sizes sizes)
+cr_method_takes_threads(cr_method method, int threads,
+                        cr_instances instances)
 {
     if (!method_is_valid(method) || threads < CR_MIN_THREADS
         || threads > CR_MAX_THREADS || (threads & (threads - 1)) != 0) {
         return 0;
     }
-    return sizes == CR_EVERY_BLOCK_SIZE
+    return instances == CR_EVERY_BLOCK_SIZE
            || method_table[method].block != PER_BLOCK_SIZE
-           || CR_IS_DEFAULT_BLOCK_SIZE(method == CR_METHOD_FAST, threads);
+           || threads == CR_DEFAULT_THREADS;
 }
 
 int

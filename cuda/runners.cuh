@@ -27,17 +27,17 @@
 /* Launches every pass of `plan` on `stream`: pass 0 reads the elements at
  * `in`, later passes re-reduce the partials in `workspace` (room for
  * pass 0's and pass 1's).  *final points at the one result.  pass_ends
- * (the bench's, else NULL): an event recorded after each pass.  SIZES:
- * the block sizes of the row (instances.def), of the steps and of fast,
- * whose kernels take it as a template parameter; a plan at another size
- * fails with CR_ERR_INVALID (dispatch.cu refuses it before). */
+ * (the bench's, else NULL): an event recorded after each pass.  INSTANCES:
+ * how the row's kernels were compiled (instances.def); a plan at a size
+ * the row has no kernel for fails with CR_ERR_INVALID (dispatch.cu
+ * refuses it before). */
 typedef cr_status (*cr_passes_fn)(cr_method method, const cr_plan *plan,
                                   const void *in, void *workspace,
                                   cudaStream_t stream,
                                   const cudaEvent_t *pass_ends,
                                   void **final, cr_error *error);
 
-template <class T, class Acc, class Op, cr_block_sizes SIZES>
+template <class T, class Acc, class Op, cr_instances INSTANCES>
 cr_status run_passes(cr_method method, const cr_plan *plan, const void *in,
                      void *workspace, cudaStream_t stream,
                      const cudaEvent_t *pass_ends, void **final,
@@ -55,7 +55,7 @@ typedef cr_status (*cr_fast_fn)(const cr_pass *pass, const void *in,
                                 unsigned int sequence, cudaStream_t stream,
                                 cr_error *error);
 
-template <class T, class Acc, class Op, cr_block_sizes SIZES>
+template <class T, class Acc, class Op, cr_instances INSTANCES>
 cr_status run_fast(const cr_pass *pass, const void *in, void *slots,
                    unsigned int *tickets, void *result,
                    unsigned long long *words, unsigned int sequence,

@@ -17,19 +17,19 @@
 template <class T, class Acc>
 using kernel_fn = void (*)(const T *, Acc *, int64_t);
 
-/* Whether a row of SIZES (instances.def) has the kernels of a method that
- * takes the block size as a template parameter (fast, or a ladder step) at
- * block size BLOCK. */
-template <cr_block_sizes SIZES, unsigned int BLOCK, bool FAST>
+/* Whether a row compiled as INSTANCES (instances.def) has the instance
+ * at block size BLOCK of a kernel that takes the block size as a
+ * template parameter: a row compiled once has the default size's only. */
+template <cr_instances INSTANCES, unsigned int BLOCK>
 inline constexpr bool has_block_size =
-    SIZES == CR_EVERY_BLOCK_SIZE || CR_IS_DEFAULT_BLOCK_SIZE(FAST, BLOCK);
+    INSTANCES == CR_EVERY_BLOCK_SIZE || BLOCK == CR_DEFAULT_THREADS;
 
 /* Kernel template k at block size BLOCK as a `fn`, where the row has it,
  * else null: a request for that size is refused before any launch
  * (cr_method_takes_threads), and k is not instantiated there. */
-#define CR_SIZED_KERNEL(fn, FAST, BLOCK, k, ...)                           \
+#define CR_SIZED_KERNEL(fn, BLOCK, k, ...)                                 \
     [] {                                                                   \
-        if constexpr (has_block_size<SIZES, BLOCK, FAST>) {                \
+        if constexpr (has_block_size<INSTANCES, BLOCK>) {                  \
             return static_cast<fn>(k<BLOCK, __VA_ARGS__>);                 \
         }                                                                  \
         else {                                                             \
@@ -39,12 +39,12 @@ inline constexpr bool has_block_size =
 
 /* The instances of kernel template k for each block size, in
  * block_size_index order; the other template arguments follow. */
-#define CR_PER_BLOCK_SIZE(fn, FAST, k, ...)                                \
-    {CR_SIZED_KERNEL(fn, FAST, 64, k, __VA_ARGS__),                        \
-     CR_SIZED_KERNEL(fn, FAST, 128, k, __VA_ARGS__),                       \
-     CR_SIZED_KERNEL(fn, FAST, 256, k, __VA_ARGS__),                       \
-     CR_SIZED_KERNEL(fn, FAST, 512, k, __VA_ARGS__),                       \
-     CR_SIZED_KERNEL(fn, FAST, 1024, k, __VA_ARGS__)}
+#define CR_PER_BLOCK_SIZE(fn, k, ...)                                      \
+    {CR_SIZED_KERNEL(fn, 64, k, __VA_ARGS__),                              \
+     CR_SIZED_KERNEL(fn, 128, k, __VA_ARGS__),                             \
+     CR_SIZED_KERNEL(fn, 256, k, __VA_ARGS__),                             \
+     CR_SIZED_KERNEL(fn, 512, k, __VA_ARGS__),                             \
+     CR_SIZED_KERNEL(fn, 1024, k, __VA_ARGS__)}
 
 static int
 block_size_index(int threads)
@@ -60,14 +60,14 @@ block_size_index(int threads)
  * a kernel that reads blockDim serves every block size with one instance
  * (ANY_BLOCK_SIZE), one that takes it as a template has one per size of
  * the row (PER_BLOCK_SIZE). */
-template <class T, class Acc, class Op, cr_block_sizes SIZES>
+template <class T, class Acc, class Op, cr_instances INSTANCES>
 struct kernel_table {
     using fn = kernel_fn<T, Acc>;
 #define CR_KERNELS_ANY_BLOCK_SIZE(k)                                       \
     {k<T, Acc, Op>, k<T, Acc, Op>, k<T, Acc, Op>, k<T, Acc, Op>,          \
      k<T, Acc, Op>}
 #define CR_KERNELS_PER_BLOCK_SIZE(k)                                       \
-    CR_PER_BLOCK_SIZE(fn, false, k, T, Acc, Op)
+    CR_PER_BLOCK_SIZE(fn, k, T, Acc, Op)
 #define CR_KERNEL_ROW(NAME, name, BLOCK, elements, grid_stride,            \
                       single_pass, description)                           \
     CR_KERNELS_##BLOCK(reduce_##name),
@@ -95,13 +95,13 @@ __global__ void rebase_partials(Acc *partials, int64_t count, int64_t base)
  * (only steps 1-6 on > 2^37 elements) is cut into launches, each seeing
  * its slice of the input and of the output (argmin's indices then count
  * from the slice's start, and are rebased). */
-template <class T, class Acc, class Op, cr_block_sizes SIZES>
+template <class T, class Acc, class Op, cr_instances INSTANCES>
 static cr_status
 launch_pass(cr_method method, const cr_pass *pass, const T *in, Acc *out,
             cudaStream_t stream, cr_error *error)
 {
     cr_status status = CR_OK;
-    kernel_fn<T, Acc> kernel = kernel_table<T, Acc, Op, SIZES>::kernels
+    kernel_fn<T, Acc> kernel = kernel_table<T, Acc, Op, INSTANCES>::kernels
         [method][block_size_index(pass->threads)];
     if (kernel == NULL) {
         return cr_fail(error, CR_ERR_INVALID, "no kernel at %d threads per "
@@ -135,7 +135,7 @@ done:
     return status;
 }
 
-template <class T, class Acc, class Op, cr_block_sizes SIZES>
+template <class T, class Acc, class Op, cr_instances INSTANCES>
 cr_status
 run_passes(cr_method method, const cr_plan *plan, const void *in,
            void *workspace, cudaStream_t stream, const cudaEvent_t *pass_ends,
@@ -146,10 +146,10 @@ run_passes(cr_method method, const cr_plan *plan, const void *in,
     cr_status status = CR_OK;
     for (int p = 0; p < plan->count; p++) {
         status = p == 0
-            ? launch_pass<T, Acc, Op, SIZES>(method, &plan->pass[0],
+            ? launch_pass<T, Acc, Op, INSTANCES>(method, &plan->pass[0],
                                              static_cast<const T *>(in),
                                              buffers[0], stream, error)
-            : launch_pass<Acc, Acc, Op, SIZES>(method, &plan->pass[p],
+            : launch_pass<Acc, Acc, Op, INSTANCES>(method, &plan->pass[p],
                                                buffers[(p - 1) % 2],
                                                buffers[p % 2], stream,
                                                error);
@@ -165,7 +165,7 @@ done:
     return status;
 }
 
-template <class T, class Acc, class Op, cr_block_sizes SIZES>
+template <class T, class Acc, class Op, cr_instances INSTANCES>
 cr_status
 run_fast(const cr_pass *pass, const void *in, void *slots,
          unsigned int *tickets, void *result, unsigned long long *words,
@@ -174,14 +174,19 @@ run_fast(const cr_pass *pass, const void *in, void *slots,
     using fast_fn = void (*)(const T *, int64_t, unsigned long long *,
                              unsigned int *, Acc *, unsigned long long *,
                              unsigned int);
-    static constexpr fast_fn kernels[CR_BLOCK_SIZE_COUNT] =
-        CR_PER_BLOCK_SIZE(fast_fn, true, reduce_fast, T, Acc, Op);
-    const fast_fn kernel = kernels[block_size_index(pass->threads)];
-    cr_status status = CR_OK;
-    if (kernel == NULL) {
-        return cr_fail(error, CR_ERR_INVALID, "no kernel at %d threads per "
-                       "block", pass->threads);
+    /* A row compiled once runs every block size on one instance that
+     * reads blockDim (BLOCK 0, fast.cuh); a row compiled per block size
+     * has every size's. */
+    fast_fn kernel;
+    if constexpr (INSTANCES == CR_ONE_INSTANCE) {
+        kernel = reduce_fast<0, T, Acc, Op>;
     }
+    else {
+        static constexpr fast_fn kernels[CR_BLOCK_SIZE_COUNT] =
+            CR_PER_BLOCK_SIZE(fast_fn, reduce_fast, T, Acc, Op);
+        kernel = kernels[block_size_index(pass->threads)];
+    }
+    cr_status status = CR_OK;
     /* The plan caps the grid at 32 blocks per SM: it fits an int. */
     kernel<<<(unsigned int)pass->blocks, pass->threads, 0, stream>>>(
         static_cast<const T *>(in), pass->n_in,
@@ -269,11 +274,11 @@ done:
 /* Explicit instances: each instances_*.cu defines CR_UNIT and includes this
  * file, and the rows of instances.def in its unit are instantiated here;
  * a shared row's are another row's. */
-#define CR_INSTANCE(TYPE, ACC, OP, SIZES, T, Acc, Op)                      \
-    template cr_status run_passes<T, Acc, Op, CR_##SIZES>(                \
+#define CR_INSTANCE(TYPE, ACC, OP, INSTANCES, T, Acc, Op)                  \
+    template cr_status run_passes<T, Acc, Op, CR_##INSTANCES>(            \
         cr_method, const cr_plan *, const void *, void *, cudaStream_t,   \
         const cudaEvent_t *, void **, cr_error *);                        \
-    template cr_status run_fast<T, Acc, Op, CR_##SIZES>(                  \
+    template cr_status run_fast<T, Acc, Op, CR_##INSTANCES>(              \
         const cr_pass *, const void *, void *, unsigned int *, void *,    \
         unsigned long long *, unsigned int, cudaStream_t, cr_error *);    \
     template cr_status run_cub<T, Acc, Op>(                               \
@@ -282,7 +287,7 @@ done:
     template cr_status run_fold<T, Acc, Op>(                              \
         const void *, int64_t, int64_t, void *, cudaStream_t, cr_error *);
 
-#define CR_SHARED_INSTANCE(TYPE, ACC, OP, SIZES, T, Acc, Op)
+#define CR_SHARED_INSTANCE(TYPE, ACC, OP, INSTANCES, T, Acc, Op)
 
 #include "instances.def"
 

@@ -44,19 +44,6 @@ typedef char cr_counted_result_fits
 #define CR_FAST_512_THREADS_BYTES ((int64_t)4 << 20)
 #define CR_FAST_1024_THREADS_BYTES ((int64_t)16 << 20)
 
-/* The block sizes a row of CR_DEFAULT_BLOCK_SIZES (instances.def) has
- * kernels for, of the methods whose kernels take the block size as a
- * template parameter: those cr_method_default_threads picks, 256 for
- * unroll_complete and multi_element, 256, 512 and 1024 for fast.  Every
- * other size costs a kernel per row and architecture: the ladder's four
- * others and fast's two were 40 % of the build of argmin's instances
- * (instances_argmin.cu for sm_90 on a 2-core machine, 2026-11-25: 74.8 s
- * with every size, 44.9 s with these, of which CUB is 18.8 s:
- * docs/recorded/build-2026-11-25-2core.txt). */
-#define CR_IS_DEFAULT_BLOCK_SIZE(fast, threads)                          \
-    ((fast) ? (threads) >= CR_DEFAULT_THREADS                            \
-            : (threads) == CR_DEFAULT_THREADS)
-
 /* The fast method: 16-byte loads, this many in flight per thread.  On
  * the H100 (256 threads, 8 blocks per SM, back to back, 2026-11-24), 2
  * against 4: int8 2^28 95.2 against 107.9 us, 2^26 28.7 against 31.5;

@@ -125,15 +125,14 @@ def block_sizes(op: str, dtype: DTypeLike, method: str = DEFAULT_METHOD,
                 *, reduce_dtype: DTypeLike = None) -> tuple[int, ...]:
     """The threads per block that `method` takes for `op` on `dtype`.
 
-    The ladder's steps that read the block size at run time, and ``cub``,
-    take every power of two from 64 to 1024.  ``unroll_complete``,
-    ``multi_element`` and ``fast`` have a kernel per block size, compiled
-    in: every size for sum and mean, and min and max of the numeric real
-    dtypes (the NaN forms of integers are the plain operators); for the
-    other operators, and complex and bool min and max, only the sizes a
-    call that names none runs (256 for the two steps; 256, 512 and 1024
-    for ``fast``), which keeps the build of their kernels to 60 %.  No
-    GPU needed.
+    The ladder's steps that read the block size at run time, ``fast``
+    and ``cub`` take every power of two from 64 to 1024.
+    ``unroll_complete`` and ``multi_element`` have a kernel per block
+    size, compiled in, for sum and mean, and min and max of the numeric
+    real dtypes (the NaN forms of integers are the plain operators); for
+    the other operators, and complex and bool min and max, whose kernels
+    are compiled once, only the size a call that names none runs, 256.
+    No GPU needed.
 
     Parameters
     ----------
@@ -195,12 +194,12 @@ _INPUTS_DOC = """a : array_like
         default) is the method's own for the input's size: for ``fast``
         256 below 4 MiB, 512 below 16 MiB, 1024 from there (the fastest on
         an H100), 256 for the ladder's steps (compared at one block size);
-        ``cub`` sizes its own blocks.  ``unroll_complete``,
-        ``multi_element`` and ``fast`` compile a kernel per block size:
-        they take every size for sum and mean, and min and max of the
-        numeric real dtypes; for the other operators, and complex and bool
-        min and max, only the sizes their default picks
-        (:func:`block_sizes`; ValueError for another)."""
+        ``cub`` sizes its own blocks.  ``unroll_complete`` and
+        ``multi_element`` compile a kernel per block size: they take every
+        size for sum and mean, and min and max of the numeric real dtypes;
+        for the other operators, and complex and bool min and max, only
+        their default 256 (:func:`block_sizes`; ValueError for
+        another)."""
 
 _STREAM_DOC = """stream : int or stream object, optional
         The CUDA stream to run on: a ``cudaStream_t`` handle as an int (0 is

@@ -51,13 +51,14 @@ VALID_THREADS = (64, 128, 256, 512, 1024)
 DEFAULT_THREADS = 256
 
 
-# The methods with a kernel per block size, compiled in, and the sizes
-# they take where not every size is built: those their default picks.
-# Every size is built for sum and mean, and for min and max of the
-# numeric real dtypes; not for the other operators, nor for complex min
-# and max (argmin's kernels) or bool's (all's and any's).
-DEFAULT_SIZES_ONLY = {"unroll_complete": (256,), "multi_element": (256,),
-                      "fast": (256, 512, 1024)}
+# The ladder steps whose kernel takes the block size as a template
+# parameter, and the size they take where their kernels are compiled once:
+# the default.  They take every size for sum and mean, and for min and
+# max of the numeric real dtypes; not for the other operators, nor for
+# complex min and max (argmin's kernels) or bool's (all's and any's).
+# fast takes every size everywhere (compiled once, it reads its block
+# size at run time).
+DEFAULT_SIZE_ONLY = {"unroll_complete": (256,), "multi_element": (256,)}
 
 
 def block_sizes(op: str, dtype, method: str,
@@ -71,9 +72,9 @@ def block_sizes(op: str, dtype, method: str,
     into_bool = reduce_dtype is not None and np.dtype(reduce_dtype) == bool
     every = op in ("sum", "mean") and not into_bool \
         or op in ("min", "max") and kind in "iuf"
-    if every or method not in DEFAULT_SIZES_ONLY:
+    if every or method not in DEFAULT_SIZE_ONLY:
         return VALID_THREADS
-    return DEFAULT_SIZES_ONLY[method]
+    return DEFAULT_SIZE_ONLY[method]
 
 
 def default_threads(method: str, n: int, itemsize: int) -> int:

@@ -346,7 +346,7 @@ def test_a_row_of_another_op_is_its_own():
 
 @pytest.mark.parametrize("method, op, dtype, threads", [
     ("unroll_complete", "argmin", "float32", 128),
-    ("fast", "prod", "int8", 64),
+    ("multi_element", "prod", "int8", 64),
     ("multi_element", "max", "complex64", 1024),
 ])
 def test_a_block_size_the_method_lacks_is_refused_before_timing(

@@ -3,10 +3,12 @@ GPU: cudareduce.block_sizes against the contract's rule, the refusal of
 any other size (on empty inputs, whose identity needs no device), and the
 default block sizes always among those taken.
 
-unroll_complete, multi_element and fast compile a kernel per block size:
-every size for sum and mean, and min and max of the numeric real dtypes;
-only the sizes their default picks for the other operators (a choice of
-the build: issue 22).  The GPU side is tests/test_block_sizes_gpu.py.
+unroll_complete and multi_element compile a kernel per block size for sum
+and mean, and min and max of the numeric real dtypes; only the default
+size's for the other operators, whose kernels are compiled once (a choice
+of the build: issue 22).  fast takes every size everywhere: compiled
+once, it reads its block size at run time.  The GPU side is
+tests/test_block_sizes_gpu.py.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import (DEFAULT_SIZES_ONLY, METHODS, SUPPORTED_DTYPES,
+from api_contract import (DEFAULT_SIZE_ONLY, METHODS, SUPPORTED_DTYPES,
                           VALID_THREADS, block_sizes, default_threads)
 
 OPERATORS = cudareduce._cudareduce.OPERATORS
@@ -44,11 +46,12 @@ def test_block_sizes_follow_the_rule(op, dtype):
 
 def test_the_rule_restricts_each_per_size_method_somewhere():
     """The rule is not every size everywhere (a test of the test)."""
-    for method, sizes in DEFAULT_SIZES_ONLY.items():
+    for method, sizes in DEFAULT_SIZE_ONLY.items():
         assert cudareduce.block_sizes("argmin", np.float32, method) == sizes
         assert cudareduce.block_sizes("sum", np.float32, method) \
             == VALID_THREADS
-    assert cudareduce.block_sizes("max", np.bool_, "fast") == (256, 512, 1024)
+    assert cudareduce.block_sizes("max", np.bool_, "multi_element") \
+        == (256,)
     assert cudareduce.block_sizes("max", np.complex64, "unroll_complete") \
         == (256,)
     assert cudareduce.block_sizes("max", np.int8, "unroll_complete") \
@@ -105,7 +108,9 @@ def test_block_sizes_refuses_what_the_operators_refuse(args, error, match):
 
 def test_block_sizes_defaults_to_the_fast_method():
     assert cudareduce.block_sizes("prod", np.int32) \
-        == cudareduce.block_sizes("prod", np.int32, "fast") == (256, 512, 1024)
+        == cudareduce.block_sizes("prod", np.int32, "fast") == VALID_THREADS
+    assert cudareduce.block_sizes("prod", np.int32, "unroll_complete") \
+        == (256,)
 
 
 @pytest.mark.parametrize("reduce_dtype", [np.bool_, np.int8, np.float16,
@@ -115,7 +120,7 @@ def test_block_sizes_defaults_to_the_fast_method():
 def test_block_sizes_with_a_dtype_argument(op, reduce_dtype):
     """A sum into bool is any's logical or: its sizes, not the sum's."""
     for dtype in (np.dtype(np.int16), np.dtype(np.float32)):
-        for method in DEFAULT_SIZES_ONLY:
+        for method in DEFAULT_SIZE_ONLY:
             want = block_sizes(op, dtype, method, reduce_dtype)
             assert cudareduce.block_sizes(op, dtype, method,
                                           reduce_dtype=reduce_dtype) == want
@@ -125,8 +130,8 @@ def test_block_sizes_with_a_dtype_argument(op, reduce_dtype):
                     getattr(cudareduce, op)(np.zeros(0, dtype), method,
                                             threads=refused[0],
                                             dtype=reduce_dtype)
-    assert cudareduce.block_sizes("sum", np.int8, "fast",
-                                  reduce_dtype=np.bool_) == (256, 512, 1024)
+    assert cudareduce.block_sizes("sum", np.int8, "multi_element",
+                                  reduce_dtype=np.bool_) == (256,)
 
 
 def test_a_nan_sum_cast_by_its_dtype_argument_is_a_sum():
@@ -134,11 +139,11 @@ def test_a_nan_sum_cast_by_its_dtype_argument_is_a_sum():
     which makes each NaN the identity, then the plain operator's kernels:
     every size (into the input's own dtype, the NaN-skipping kernels)."""
     for op in ("nansum", "nanprod"):
-        for method in DEFAULT_SIZES_ONLY:
+        for method in DEFAULT_SIZE_ONLY:
             own = cudareduce.block_sizes(op, np.float32, method,
                                          reduce_dtype=np.float32)
             assert own == cudareduce.block_sizes(op, np.float32, method) \
-                == DEFAULT_SIZES_ONLY[method]
+                == DEFAULT_SIZE_ONLY[method]
             cast = cudareduce.block_sizes(op, np.float32, method,
                                           reduce_dtype=np.float64)
             plain = op.removeprefix("nan")
