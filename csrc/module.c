@@ -1163,6 +1163,62 @@ error:
     return sizes;
 }
 
+PyDoc_STRVAR(reduction_dtypes_doc,
+"reduction_dtypes(op, dtype, reduce_dtype=None)\n--\n\n"
+"The dtypes of operator `op` over elements of `dtype` (with\n"
+"`reduce_dtype` the reduction's dtype= argument): (reduced, result,\n"
+"accumulator).  reduced: NumPy's dtype of the reduction before its\n"
+"finishing step (numpy.mean's sum, numpy.nanmean's); result: the\n"
+"result's; accumulator: the one the kernels accumulate in (float32 for a\n"
+"sum of float16, 64 bits for one of integers, which wrap alike), so that\n"
+"partial reductions in it, reduced again and cast to `reduced`, give\n"
+"what one reduction gives.  bfloat16 is float32 without ml_dtypes.");
+
+static PyObject *
+cudareduce_reduction_dtypes(PyObject *module, PyObject *args,
+                            PyObject *kwargs)
+{
+    static char *keywords[] = {"op", "dtype", "reduce_dtype", NULL};
+    PyObject *op_name;
+    PyArray_Descr *descr = NULL, *requested = NULL;
+    PyArray_Descr *reduced_descr = NULL, *result_descr = NULL;
+    PyArray_Descr *acc_descr = NULL;
+    PyObject *dtypes = NULL;
+    const crpy_operator *op;
+    const crpy_dtype *dtype, *reduced, *result;
+    cr_request request = {0};
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO&|O&:reduction_dtypes",
+                                     keywords, &op_name,
+                                     PyArray_DescrConverter, &descr,
+                                     PyArray_DescrConverter2, &requested)) {
+        Py_XDECREF(descr);
+        return NULL;
+    }
+    if ((op = crpy_operator_named(op_name)) == NULL
+        || (dtype = crpy_lookup_dtype(descr)) == NULL
+        || resolve_reduction(&op, dtype, requested, &reduced, &result,
+                             &request) < 0) {
+        goto error;
+    }
+    if ((reduced_descr = crpy_result_descr(reduced)) == NULL
+        || (result_descr = crpy_result_descr(result)) == NULL
+        || (acc_descr = crpy_result_descr(
+                crpy_dtype_of_type(request.acc))) == NULL) {
+        goto error;
+    }
+    dtypes = PyTuple_Pack(3, (PyObject *)reduced_descr,
+                          (PyObject *)result_descr, (PyObject *)acc_descr);
+
+error:
+    Py_XDECREF(acc_descr);
+    Py_XDECREF(result_descr);
+    Py_XDECREF(reduced_descr);
+    Py_XDECREF(descr);
+    Py_XDECREF(requested);
+    return dtypes;
+}
+
 PyDoc_STRVAR(methods_doc,
 "methods()\n--\n\n"
 "(name, description) of every method, in ladder order.");
@@ -1243,6 +1299,9 @@ static PyMethodDef cudareduce_functions[] = {
      METH_VARARGS | METH_KEYWORDS, plan_doc},
     {"block_sizes", (PyCFunction)(void (*)(void))cudareduce_block_sizes,
      METH_VARARGS | METH_KEYWORDS, block_sizes_doc},
+    {"reduction_dtypes",
+     (PyCFunction)(void (*)(void))cudareduce_reduction_dtypes,
+     METH_VARARGS | METH_KEYWORDS, reduction_dtypes_doc},
     {"time_reduce", (PyCFunction)(void (*)(void))cudareduce_time_reduce,
      METH_VARARGS | METH_KEYWORDS, time_reduce_doc},
     {"time_probe", cudareduce_time_probe, METH_VARARGS, time_probe_doc},

@@ -21,8 +21,11 @@ theirs), ``split_every`` partials at a time:
 
 What a partial holds, by operator: a sum, product, extreme, ``any`` or
 ``all`` of the chunk (``nansum`` and ``nanprod`` combine as ``sum`` and
-``prod``); ``mean``: the sum in NumPy's accumulator, the count being the
-array's size; ``nanmean``: the NaN-skipping sum and the count of numbers;
+``prod``); ``mean``: the sum in the kernels' accumulator (float32 for
+float16, float64 for integers: ``_cudareduce.reduction_dtypes``), the
+count being the array's size; ``nanmean``: the NaN-skipping sum and the
+count of numbers; either sum rounded once to NumPy's dtype of it before
+the divide;
 the index operators: the chosen element's value and its index in the
 whole array (NumPy's C-order flat index), ties between chunks going to the
 lower index.  The finishing steps are NumPy's (mean's divide, nanmean's
@@ -110,25 +113,6 @@ def _on_device_of(a: Any) -> Iterator[None]:
         yield
 
 
-def _result_dtype(op: str, dtype: np.dtype, requested: Any) -> np.dtype:
-    """NumPy's result dtype of `op` over `dtype` elements (with dtype=)."""
-    kwargs = {"dtype": requested} if requested is not None else {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return np.asarray(
-            getattr(np, op)(np.ones(1, dtype), **kwargs)).dtype
-
-
-def _mean_sum_dtype(dtype: np.dtype, requested: Any) -> np.dtype:
-    """The dtype numpy.mean sums in: dtype=, or float64 for integers and
-    bool, float32 for float16, else the dtype itself."""
-    if requested is not None:
-        return np.dtype(requested)
-    if dtype.kind in "biu":
-        return np.dtype(np.float64)
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
-
-
 def _partial(op: str, chunk: Any, dtype: np.dtype, method: str,
              threads: int | None, requested: Any = None) -> Any:
     """`op` of `chunk` as a one-element array of `dtype` (empty for an
@@ -199,8 +183,9 @@ def _mean_chunk(x, *, op, sum_dtype, method, threads):
     return parts
 
 
-def _mean_combine(parts, axis=None, keepdims=False, *, op, sum_dtype, dtype,
-                  size, method, threads, final=False, computing_meta=False):
+def _mean_combine(parts, axis=None, keepdims=False, *, op, sum_dtype,
+                  reduced, dtype, size, method, threads, final=False,
+                  computing_meta=False):
     if computing_meta:
         return parts
     parts = _flatten(parts)
@@ -213,8 +198,12 @@ def _mean_combine(parts, axis=None, keepdims=False, *, op, sum_dtype, dtype,
                 for key in keys}
     if not final:
         return {key: value["value"] for key, value in combined.items()}
-    return _finish_mean(combined["value"], combined.get("count", size),
-                        dtype, skips_nan=op == "nanmean")
+    # The sum in the accumulator, rounded once to NumPy's dtype of it
+    # (numpy.nanmean of float16 divides a float16 sum).
+    with _on_device_of(combined["value"]):
+        total = combined["value"].astype(reduced)
+    return _finish_mean(total, combined.get("count", size), dtype,
+                        skips_nan=op == "nanmean")
 
 
 def _finish_mean(total: Any, count: Any, dtype: np.dtype,
@@ -331,7 +320,10 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
     element = np.dtype(x.dtype)
     if op.startswith("nan") and element.kind not in "fc":
         op = op[3:]            # NumPy's NaN forms of integers and bool
-    result = _result_dtype(op, element, dtype)
+    # NumPy's dtypes, as cudareduce's own call resolves them: a mean's sum
+    # (accumulated in the kernels' type, as the partials are), the result.
+    reduced, result, accumulator = _cudareduce.reduction_dtypes(
+        op, element, dtype)
     common = {"method": method, "threads": threads}
     empty = x._meta.reshape((0,) * x.ndim).reshape(-1)[:0]
     if empty.dtype.kind == "c" and result.kind != "c":
@@ -341,12 +333,11 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
         chunk = functools.partial(_index_chunk, op=op, **common)
         combine = functools.partial(_index_combine, op=op, **common)
     elif op in ("mean", "nanmean"):
-        sum_dtype = _mean_sum_dtype(element, dtype)
-        chunk = functools.partial(_mean_chunk, op=op, sum_dtype=sum_dtype,
+        chunk = functools.partial(_mean_chunk, op=op, sum_dtype=accumulator,
                                   **common)
         combine = functools.partial(_mean_combine, op=op,
-                                    sum_dtype=sum_dtype, dtype=result,
-                                    size=x.size, **common)
+                                    sum_dtype=accumulator, reduced=reduced,
+                                    dtype=result, size=x.size, **common)
     else:
         chunk = functools.partial(_value_chunk, op=op, dtype=result,
                                   requested=dtype, **common)

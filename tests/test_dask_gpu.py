@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 import cudareduce
-from test_dask_offline import data, same
+from test_dask_offline import data, float16_sums, same
 
 da = pytest.importorskip("dask.array")
 cd = pytest.importorskip("cudareduce.dask")
@@ -86,3 +87,22 @@ def test_dtype_argument_and_errors(cupy, rng):
     empty = da.from_array(cupy.zeros(0), chunks=5, asarray=False)
     with pytest.raises(ValueError):
         cd.max(empty).compute()
+
+
+def test_means_round_their_sums_as_one_call_does(cupy, rng, seed_note):
+    """float16 means and nanmeans of CuPy chunks are NumPy's and one
+    cudareduce call's (the sum rounded once); a bfloat16 mean of NumPy
+    chunks is one cudareduce call's (NumPy's own sums in bfloat16)."""
+    host = float16_sums(rng)
+    finite = np.nan_to_num(host)
+    for op, values in (("nanmean", host), ("mean", finite)):
+        x = da.from_array(cupy.asarray(values), chunks=(10, 7),
+                          asarray=False)
+        got = quietly(lambda: getattr(cd, op)(x).compute()).get()
+        want = quietly(lambda: getattr(np, op)(values))
+        assert same(got, want), (op, got, want, seed_note)
+        assert same(got, getattr(cudareduce, op)(values)), (op, seed_note)
+    bf16 = rng.integers(0, 60, (37, 23)).astype(ml_dtypes.bfloat16)
+    got = cd.mean(da.from_array(bf16, chunks=(10, 7))).compute()
+    assert same(got, cudareduce.mean(bf16)), (got, seed_note)
+

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -243,3 +244,36 @@ def test_building_a_graph_of_complex_chunks_gives_no_warning(op):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         getattr(cd, op)(x)
+
+
+def float16_sums(rng, shape=(37, 23)):
+    """Integers from 0 to 59 as float16, a NaN among them: sums of about
+    25,000, exact in float32, that float16 rounds to a multiple of 16."""
+    host = rng.integers(0, 60, shape).astype(np.float16)
+    host[3, 4] = np.nan
+    return host
+
+
+def test_a_mean_rounds_its_sum_once_to_numpys_dtype_of_it():
+    """numpy.nanmean of float16 divides a float16 sum, numpy.mean a
+    float32 one: the partials sum in float32, the kernels' accumulator,
+    and the total is rounded once (on this seed a float32 total gives
+    30.58 for NumPy's 30.56)."""
+    host = float16_sums(np.random.default_rng(0))
+    finite = np.nan_to_num(host)
+    x, x_finite = (da.from_array(a, chunks=CHUNKINGS["uneven"])
+                   for a in (host, finite))
+    assert same(ours("nanmean", x), numpy_answer("nanmean", host))
+    assert same(ours("mean", x_finite), numpy_answer("mean", finite))
+
+
+def test_a_bfloat16_mean_sums_in_float32():
+    """As cudareduce.mean does (NumPy's own mean of ml_dtypes' bfloat16
+    sums in bfloat16): the float32 sum over the count, as bfloat16."""
+    host = np.random.default_rng(1).integers(0, 60, (37, 23)).astype(
+        ml_dtypes.bfloat16)
+    want = ml_dtypes.bfloat16(
+        np.float64(host.astype(np.float64).sum()) / host.size)
+    got = ours("mean", da.from_array(host, chunks=CHUNKINGS["uneven"]))
+    assert same(got, want), (got, want)
+
