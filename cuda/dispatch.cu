@@ -74,7 +74,8 @@ taken_block_sizes(cr_method method, cr_instances instances, int *threads)
 }
 
 /* The refusal of a request for a block size that its row has no kernels
- * at, naming those it has ("256", "256, 512, 1024"). */
+ * at, naming those it has (a ladder step's of a row compiled once:
+ * "256"). */
 static cr_status
 refuse_threads(const cr_request *request, cr_instances instances,
                cr_error *error)
