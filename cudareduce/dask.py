@@ -300,10 +300,16 @@ def _result(value: Any) -> Any:
     return value[()] if _module(value) is np else value
 
 
+def _holds_nan(dtype: np.dtype) -> bool:
+    """Whether elements of `dtype` can be NaN: floats, complex types and
+    ml_dtypes' bfloat16 (NumPy's kind 'V')."""
+    return dtype.kind in "fc" or dtype.name == "bfloat16"
+
+
 def _is_nan(xp: Any, values: Any) -> Any:
     """Which values are NaN (a complex one where either part is); none of
     an integer or bool array."""
-    if values.dtype.kind in "fc":
+    if _holds_nan(values.dtype):
         return xp.isnan(values)
     return xp.zeros(values.shape, bool)
 
@@ -318,7 +324,7 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
     if dtype is not None and op not in _TAKES_DTYPE:
         raise TypeError(f"cudareduce.dask.{op} takes no dtype")
     element = np.dtype(x.dtype)
-    if op.startswith("nan") and element.kind not in "fc":
+    if op.startswith("nan") and not _holds_nan(element):
         op = op[3:]            # NumPy's NaN forms of integers and bool
     # NumPy's dtypes, as cudareduce's own call resolves them: a mean's sum
     # (accumulated in the kernels' type, as the partials are), the result.

@@ -106,3 +106,24 @@ def test_means_round_their_sums_as_one_call_does(cupy, rng, seed_note):
     got = cd.mean(da.from_array(bf16, chunks=(10, 7))).compute()
     assert same(got, cudareduce.mean(bf16)), (got, seed_note)
 
+
+
+def test_bfloat16_nan_operators_skip_nan(rng, seed_note):
+    """bfloat16 NumPy chunks with NaNs, one chunk all NaN: every
+    NaN-skipping operator is one cudareduce call's on the whole array
+    (NumPy's own nan functions of ml_dtypes' bfloat16 do not skip NaN).
+    Values of -1, 0 and 1, so that every partial sum and product is exact
+    in bfloat16 and the two orders of adding agree."""
+    host = rng.integers(-1, 2, (37, 23)).astype(ml_dtypes.bfloat16)
+    host[3, 4] = host[25, 1] = np.nan
+    host[30:, :] = np.nan          # the last row of chunks: all NaN
+    x = da.from_array(host, chunks=(10, 7))
+    wrong = []
+    for op in (op for op in OPS if op.startswith("nan")):
+        got = quietly(lambda: getattr(cd, op)(x).compute(scheduler="threads"))
+        want = quietly(lambda: getattr(cudareduce, op)(host))
+        got, want = np.asarray(got), np.asarray(want)
+        if got.dtype != want.dtype or not same(got.astype(np.float32),
+                                               want.astype(np.float32)):
+            wrong.append(f"{op}: got {got!r}, cudareduce {want!r}")
+    assert not wrong, f"{wrong} {seed_note}"

@@ -277,3 +277,23 @@ def test_a_bfloat16_mean_sums_in_float32():
     got = ours("mean", da.from_array(host, chunks=CHUNKINGS["uneven"]))
     assert same(got, want), (got, want)
 
+
+def test_bfloat16_nan_operators_stay_nan_operators(numpy_reductions):
+    """bfloat16 (NumPy's kind 'V') holds NaN: its NaN forms reach
+    cudareduce as themselves, not as the plain operators that integers'
+    are, and an all-NaN nanargmax raises NumPy's error.  (NumPy's own
+    nansum of ml_dtypes' bfloat16 does not skip NaN, so the stand-in
+    reduction here cannot tell the values apart.)"""
+    host = np.arange(35, dtype=np.float32).reshape(5, 7).astype(
+        ml_dtypes.bfloat16)
+    host[1, 2] = np.nan
+    ints = np.arange(35, dtype=np.int16).reshape(5, 7)
+    for values, skips in ((host, True), (ints, False)):
+        numpy_reductions.clear()
+        ours("nansum", da.from_array(values, chunks=(2, 3)))
+        # The chunks' nansum (their partials then sum as sums do).
+        ops = {call[0] for call in numpy_reductions}
+        assert ("nansum" in ops) == skips, (values.dtype, ops)
+    nans = da.from_array(np.full(6, np.nan, ml_dtypes.bfloat16), chunks=4)
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        ours("nanargmax", nans)
