@@ -33,10 +33,12 @@ and nanargmin's all-NaN rules).
 
 Chunk functions run on Dask's threaded scheduler and on ``dask.distributed``
 workers alike (dask-cuda's ``LocalCUDACluster``: one worker per GPU).  A
-task's blocks are consecutive in the block grid; on several workers, Dask
-moves those that live elsewhere to the task's worker, so that a smaller
-``split_every`` keeps more of them in place (the run on several GPUs has
-not been measured yet).
+task's blocks are consecutive in the block grid, except on a cluster of
+several workers, where they are blocks that one worker holds (a block not
+persisted there yet is a task of its own), so that no block moves between
+workers, only partials; on the threaded scheduler, partials of chunks on
+several GPUs are copied to one of them to be combined (the run on several
+GPUs has not been made yet).
 
 :func:`reduce_array` is the one call of cudareduce on a chunk or on
 partials; the tests without a GPU replace it.
@@ -46,6 +48,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
+import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -61,6 +64,7 @@ try:
     # use it as this module's index operators do).
     from dask.array.reductions import _tree_reduce
     from dask.base import tokenize
+    from dask.core import flatten
     from dask.highlevelgraph import HighLevelGraph
 except ImportError as error:      # pragma: no cover - the optional extra
     raise ImportError("cudareduce.dask needs Dask: pip install "
@@ -138,12 +142,23 @@ def _flatten(parts: Any) -> list:
 
 
 def _join(arrays: list, dtype: np.dtype) -> Any:
-    """The one-element (or empty) arrays `arrays`, end to end."""
+    """The one-element (or empty) arrays `arrays`, end to end, on the
+    device of the first."""
     xp = _module(arrays[0]) if arrays else np
     if not arrays:
         return xp.empty(0, dtype)
     with _on_device_of(arrays[0]):
-        return xp.concatenate([xp.asarray(a) for a in arrays])
+        return xp.concatenate([_on_current_device(xp, a) for a in arrays])
+
+
+def _on_current_device(xp: Any, a: Any) -> Any:
+    """`a` as an array of `xp`; a CuPy partial of another GPU (chunks on
+    several GPUs, one process) copied to the current one (CuPy's
+    ``ndarray.copy`` copies there), so that the combine's kernels read no
+    other GPU's memory."""
+    if xp is not np and a.device.id != xp.cuda.Device().id:
+        return a.copy()
+    return xp.asarray(a)
 
 
 # --- value operators ---------------------------------------------------------
@@ -350,14 +365,15 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
         combine = functools.partial(_value_combine, op=op, dtype=result,
                                     **common)
     group = _blocks_per_task(split_every)
-    if x.npartitions <= group:
+    groups = _block_groups(x, group)
+    if len(groups) == 1:
         # One task gives the value, with no tree: a task costs the
         # threaded scheduler 0.2-0.6 ms (docs/recorded/dask-2026-11-25-
         # h100.txt), a fifth of 8 GiB's reduction on an H100.
         return _group_partials(x, chunk, combine, op in _INDEX_OPS, meta,
-                               group, final=True)
+                               groups, final=True)
     partials = _group_partials(x, chunk, combine, op in _INDEX_OPS, meta,
-                               group)
+                               groups)
     return _tree_reduce(partials, functools.partial(combine, final=True),
                         (0,), False, result, group, combine,
                         concatenate=False, reduced_meta=meta)
@@ -376,20 +392,69 @@ def _blocks_per_task(split_every: Any) -> int:
     return int(split_every)
 
 
+def _block_groups(x: da.Array, group: int) -> list[list[tuple]]:
+    """The blocks of `x` (their indices in the block grid) that one task
+    reduces, at most `group` a task: blocks that live on one worker
+    together, each worker's in C order of the grid (:func:`_block_owners`),
+    so that a task's blocks are where the task runs and only partials move
+    between workers."""
+    by_owner: dict[Any, list[tuple]] = {}
+    for block, owner in zip(np.ndindex(*x.numblocks), _block_owners(x)):
+        by_owner.setdefault(owner, []).append(block)
+    return [members[first:first + group] for members in by_owner.values()
+            for first in range(0, len(members), group)]
+
+
+def _block_owners(x: da.Array) -> list:
+    """Where each block of `x` lives, in C order of the block grid, as far
+    as :func:`_block_groups` needs to know: on a ``dask.distributed``
+    cluster of several workers (the default client's), the worker that
+    holds a persisted block (the lowest address of those holding a copy),
+    and a place of its own for every other block, whose worker the
+    scheduler picks when it runs; None for every block where all run in
+    one place (Dask's threaded scheduler, a cluster of one worker).
+
+    Dask's scheduler runs a task where most of its dependencies' bytes
+    are, so that a task of blocks from two workers moves one worker's to
+    the other (8 of 16 blocks on a ``LocalCluster`` of two workers:
+    tests/test_dask_cluster_offline.py); a block whose worker is not known yet
+    (not persisted, or still being computed) is its own task, as Dask's
+    own reductions make it."""
+    keys = list(flatten(x.__dask_keys__()))
+    distributed = sys.modules.get("distributed")   # imported with a client
+    try:
+        client = distributed.default_client() if distributed else None
+    except ValueError:                # no client: the threaded scheduler
+        client = None
+    if client is None:
+        return [None] * len(keys)
+    if client.asynchronous:           # no blocking call: each its own task
+        return [("block", i) for i in range(len(keys))]
+    if len(client.nthreads()) <= 1:
+        return [None] * len(keys)
+    # A persisted block's key holds the Future of its data.
+    graph = x.__dask_graph__()
+    data_keys = [value.key if isinstance(value, distributed.Future) else key
+                 for key, value in ((key, graph.get(key)) for key in keys)]
+    futures = client.futures_of(x)
+    holders = client.who_has(futures) if futures else {}
+    return [builtins.min(holders[data_key]) if holders.get(data_key)
+            else ("block", i) for i, data_key in enumerate(data_keys)]
+
+
 def _group_partials(x: da.Array, chunk, combine, wants_location: bool,
-                    meta: Any, group: int, final: bool = False) -> da.Array:
-    """A 1-d Dask array of partials, one per task of `group` blocks of `x`
-    (in C order of the block grid): each task reduces its blocks one by
-    one (`chunk`, given their locations in `x` where `wants_location`)
-    and combines their partials (`combine`), all on the device.  With
-    `final` (every block in one task), the 0-d result itself."""
-    name = "cudareduce-partials-" + tokenize(x, chunk, combine, group,
+                    meta: Any, groups: list[list[tuple]],
+                    final: bool = False) -> da.Array:
+    """A 1-d Dask array of partials, one per task, a task for each of
+    `groups` (blocks of `x`): each task reduces its blocks one by one
+    (`chunk`, given their locations in `x` where `wants_location`) and
+    combines their partials (`combine`), all on the device.  With `final`
+    (every block in one task), the 0-d result itself."""
+    name = "cudareduce-partials-" + tokenize(x, chunk, combine, groups,
                                              final)
     starts = [np.concatenate(([0], np.cumsum(c)[:-1])) for c in x.chunks]
-    blocks = list(np.ndindex(*x.numblocks))
     layer = {}
-    for task, first in enumerate(range(0, len(blocks), group)):
-        members = blocks[first:first + group]
+    for task, members in enumerate(groups):
         locations = [
             [{"array-location": [
                 (int(starts[axis][i]),

@@ -127,3 +127,27 @@ def test_bfloat16_nan_operators_skip_nan(rng, seed_note):
                                                want.astype(np.float32)):
             wrong.append(f"{op}: got {got!r}, cudareduce {want!r}")
     assert not wrong, f"{wrong} {seed_note}"
+
+
+def test_chunks_on_every_device(cupy, rng, seed_note):
+    """A Dask array whose CuPy chunks lie on the machine's GPUs in turn
+    (all on GPU 0 where it has one), on the threaded scheduler: each block
+    is reduced on its own GPU and the partials of several GPUs are
+    combined on one, for every operator, against NumPy."""
+    count = cupy.cuda.runtime.getDeviceCount()
+    wrong = []
+    for op in OPS:
+        host = data(rng, np.float64, SHAPE, units=op.endswith("prod"))
+        pieces = []
+        for k, start in enumerate(range(0, SHAPE[0], 700)):
+            with cupy.cuda.Device(k % count):
+                piece = cupy.asarray(host[start:start + 700])
+            pieces.append(da.from_array(piece, chunks=(350, 57),
+                                        asarray=False))
+        x = da.concatenate(pieces)
+        got = quietly(lambda: getattr(cd, op)(x, split_every=2).compute(
+            scheduler="threads"))
+        want = quietly(lambda: getattr(np, op)(host))
+        if not same(cupy.asnumpy(got), want):
+            wrong.append(f"{op}: got {got!r}, NumPy {want!r}")
+    assert not wrong, f"{wrong[:4]} {seed_note} ({count} GPUs)"
