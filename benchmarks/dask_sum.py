@@ -6,6 +6,8 @@ On the GPU machine, from the repository root::
 
     python benchmarks/dask_sum.py                      # 8 GiB float32
     python benchmarks/dask_sum.py --gib 1 --chunks-mib 32,128 --json d.json
+    python benchmarks/dask_sum.py --gib 16 --chunks-mib 128,512 \
+        --schedulers cuda-cluster --workers 1,2          # two GPUs
 
 For each chunk size and scheduler, the median wall time of ``compute()``
 (the GPU synchronised after it: a CuPy result is not waited for) over
@@ -15,15 +17,20 @@ single array's bandwidth (the reductions' own work); the rest of the wall
 time is the scheduler's and the tasks' (graph, scheduling, Python, the
 per-chunk calls), also given per task of the graph.
 
-Schedulers: ``threads`` (Dask's threaded scheduler, in this process) and,
-where ``dask_cuda`` and ``distributed`` import, ``cuda-cluster`` (a
-``LocalCUDACluster`` of one worker per visible GPU; the chunks are made
-and kept on the workers).  The data are uniform in [0, 1), made by Dask's
-random module on CuPy (``persist``-ed before timing).
+Schedulers: ``threads`` (Dask's threaded scheduler, in this process, on
+GPU 0) and, where ``dask_cuda`` and ``distributed`` import,
+``cuda-cluster``: a ``LocalCUDACluster`` of one worker per GPU, on the
+first 1, 2, ... GPUs as ``--workers`` says (every visible GPU by default);
+the chunks are made and kept on the workers.  The data are uniform in
+[0, 1), made by Dask's random module on CuPy (``persist``-ed before
+timing).
 
 Targets (issue "Beyond one GPU", one GPU): ``cudareduce.dask.sum`` at
 least 2x Dask's own sum at 128 MiB chunks on each scheduler, and at least
 half the single array's bandwidth at 512 MiB chunks on the threaded one.
+Where the run has clusters of one and of two workers (issue "Run on
+several GPUs"): at 512 MiB chunks, ``cudareduce.dask.sum`` on two at
+least 1.8x as fast as on one.
 """
 from __future__ import annotations
 
@@ -54,13 +61,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--schedulers", default="threads,cuda-cluster",
                         help="threads and/or cuda-cluster (skipped, and "
                              "said, where dask_cuda does not import)")
+    parser.add_argument("--workers", default="all",
+                        help="cuda-cluster's workers (one a GPU, the first "
+                             "ones), comma-separated counts, or all")
     parser.add_argument("--json", metavar="PATH",
                         help="also write the rows as JSON")
     args = parser.parse_args(argv)
     args.chunks_mib = [int(c) for c in args.chunks_mib.split(",")]
     args.schedulers = args.schedulers.split(",")
-    if args.repeats < 1 or args.gib <= 0 or min(args.chunks_mib) < 1:
-        parser.error("--repeats, --gib and --chunks-mib must be positive")
+    args.workers = None if args.workers == "all" else [
+        int(w) for w in args.workers.split(",")]
+    if args.repeats < 1 or args.gib <= 0 or min(args.chunks_mib) < 1 \
+            or min(args.workers or [1]) < 1:
+        parser.error("--repeats, --gib, --chunks-mib and --workers must be "
+                     "positive")
     unknown = set(args.schedulers) - {"threads", "cuda-cluster"}
     if unknown:
         parser.error(f"unknown scheduler(s): {', '.join(sorted(unknown))}")
@@ -84,18 +98,20 @@ def median_seconds(run: Callable[[], Any], sync: Callable[[], None],
 
 
 def report(rows: list[dict], single_gbps: float) -> str:
-    """The table of `rows` (scheduler, chunk_mib, method, seconds, tasks,
-    nbytes), with the estimated split of each wall time."""
-    header = (f"{'scheduler':<13}{'chunk MiB':>10}  {'method':<16}"
-              f"{'ms':>9}{'GB/s':>9}{'tasks':>7}{'GPU ms':>9}"
+    """The table of `rows` (scheduler, workers, chunk_mib, method, seconds,
+    tasks, nbytes), with the estimated split of each wall time (the GPU's
+    share: the bytes at one GPU's bandwidth, shared by the workers)."""
+    header = (f"{'scheduler':<13}{'GPUs':>5}{'chunk MiB':>10}  "
+              f"{'method':<16}{'ms':>9}{'GB/s':>9}{'tasks':>7}{'GPU ms':>9}"
               f"{'rest ms':>9}{'us/task':>9}")
     lines = [f"single array (cudareduce.sum): {single_gbps:,.1f} GB/s",
              header]
     for row in rows:
-        gpu = row["nbytes"] / (single_gbps * 1e9)
+        gpu = row["nbytes"] / (single_gbps * 1e9 * row["workers"])
         rest = max(row["seconds"] - gpu, 0.0)
         lines.append(
-            f"{row['scheduler']:<13}{row['chunk_mib']:>10}  "
+            f"{row['scheduler']:<13}{row['workers']:>5}"
+            f"{row['chunk_mib']:>10}  "
             f"{row['method']:<16}{row['seconds'] * 1e3:>9.2f}"
             f"{row['nbytes'] / row['seconds'] / 1e9:>9.1f}"
             f"{row['tasks']:>7}{gpu * 1e3:>9.2f}{rest * 1e3:>9.2f}"
@@ -106,10 +122,11 @@ def report(rows: list[dict], single_gbps: float) -> str:
 def targets(rows: list[dict], single_gbps: float) -> list[tuple[str, bool]]:
     """The issue's targets on `rows`, each with whether it is met; a target
     without its figures is not met."""
-    def seconds(scheduler, chunk_mib, method):
+    def seconds(scheduler, chunk_mib, method, workers=1):
         for row in rows:
-            if (row["scheduler"], row["chunk_mib"], row["method"]) == (
-                    scheduler, chunk_mib, method):
+            if (row["scheduler"], row["workers"], row["chunk_mib"],
+                    row["method"]) == (scheduler, workers, chunk_mib,
+                                       method):
                 return row["seconds"]
         return None
 
@@ -128,6 +145,15 @@ def targets(rows: list[dict], single_gbps: float) -> list[tuple[str, bool]]:
     text = (f"threads, 512 MiB chunks: >= 50% of the single array's "
             f"bandwidth: {figure}")
     verdicts.append((text, share is not None and share >= 0.5))
+    if any(row["scheduler"] == "cuda-cluster" and row["workers"] > 1
+           for row in rows):
+        one, two = (seconds("cuda-cluster", 512, "cudareduce.dask", workers)
+                    for workers in (1, 2))
+        scaling = one / two if one and two else None
+        figure = "no figure" if scaling is None else f"{scaling:.2f}x"
+        text = (f"cuda-cluster, 512 MiB chunks: cudareduce.dask.sum on 2 "
+                f"GPUs >= 1.8x on 1: {figure}")
+        verdicts.append((text, scaling is not None and scaling >= 1.8))
     return verdicts
 
 
@@ -154,9 +180,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}, "
           f"{n:,} float32 ({nbytes / (1 << 30):g} GiB)", flush=True)
 
+    gpus = cupy.cuda.runtime.getDeviceCount()
+    runs = [(scheduler, workers) for scheduler in args.schedulers
+            for workers in ((args.workers or [gpus])
+                            if scheduler == "cuda-cluster" else [1])]
     rows = []
-    bar = Progress(len(args.schedulers) * len(args.chunks_mib), True)
-    for scheduler in args.schedulers:
+    bar = Progress(len(runs) * len(args.chunks_mib), True)
+    for scheduler, workers in runs:
         client = cluster = None
         if scheduler == "cuda-cluster":
             try:
@@ -165,7 +195,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             except ImportError as error:
                 print(f"cuda-cluster: not run ({error})", flush=True)
                 continue
-            cluster = LocalCUDACluster(dashboard_address=None)
+            if workers > gpus:
+                print(f"cuda-cluster of {workers} workers: not run ({gpus} "
+                      f"GPUs)", flush=True)
+                continue
+            cluster = LocalCUDACluster(
+                CUDA_VISIBLE_DEVICES=list(range(workers)),
+                dashboard_address=None)
             client = Client(cluster)
         config = {"scheduler": "threads"} if client is None else {}
         with dask.config.set(config):
@@ -181,14 +217,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         lambda lazy=lazy: lazy.compute(), sync,
                         args.repeats)
                     rows.append({
-                        "scheduler": scheduler, "chunk_mib": chunk_mib,
+                        "scheduler": scheduler, "workers": workers,
+                        "chunk_mib": chunk_mib,
                         "method": method, "seconds": seconds,
                         # the graph's keys less the persisted blocks'
                         "tasks": len(dict(lazy.__dask_graph__()))
                                  - x.npartitions,
                         "nbytes": nbytes})
                 del x
-                bar.step(f"{scheduler} {chunk_mib} MiB")
+                bar.step(f"{scheduler} ({workers} GPUs) {chunk_mib} MiB")
         if client is not None:
             client.close()
             cluster.close()

@@ -18,20 +18,25 @@ NBYTES = 8 << 30
 SINGLE_GBPS = 3000.0
 
 
-def row(scheduler, chunk_mib, method, seconds, tasks=10):
-    return {"scheduler": scheduler, "chunk_mib": chunk_mib,
-            "method": method, "seconds": seconds, "tasks": tasks,
-            "nbytes": NBYTES}
+def row(scheduler, chunk_mib, method, seconds, tasks=10, workers=1):
+    return {"scheduler": scheduler, "workers": workers,
+            "chunk_mib": chunk_mib, "method": method, "seconds": seconds,
+            "tasks": tasks, "nbytes": NBYTES}
 
 
 def test_defaults_are_the_issues_sweep():
     args = dask_sum.parse_args([])
-    assert (args.gib, args.chunks_mib, args.schedulers) == (
-        8.0, [32, 128, 512], ["threads", "cuda-cluster"])
+    assert (args.gib, args.chunks_mib, args.schedulers, args.workers) == (
+        8.0, [32, 128, 512], ["threads", "cuda-cluster"], None)
+
+
+def test_workers_are_counts():
+    assert dask_sum.parse_args(["--workers", "1,2"]).workers == [1, 2]
 
 
 @pytest.mark.parametrize("argv", [["--repeats", "0"], ["--gib", "-1"],
                                   ["--chunks-mib", "0,128"],
+                                  ["--workers", "0,2"],
                                   ["--schedulers", "threads,processes"]])
 def test_bad_arguments_are_refused(argv):
     with pytest.raises(SystemExit) as info:
@@ -49,8 +54,8 @@ def test_report_splits_the_wall_time():
     text = dask_sum.report([row("threads", 128, "cudareduce.dask",
                                 0.00286 + 0.0011, tasks=11)], SINGLE_GBPS)
     line = text.splitlines()[-1].split()
-    assert line[:3] == ["threads", "128", "cudareduce.dask"]
-    ms, gbps, tasks, gpu_ms, rest_ms, us_per_task = map(float, line[3:])
+    assert line[:4] == ["threads", "1", "128", "cudareduce.dask"]
+    ms, gbps, tasks, gpu_ms, rest_ms, us_per_task = map(float, line[4:])
     assert (ms, tasks) == (3.96, 11)
     assert gbps == pytest.approx(NBYTES / 0.00396 / 1e9, abs=0.05)
     exact_gpu_ms = NBYTES / 3e12 * 1e3
@@ -74,6 +79,34 @@ def test_targets_met_and_missed():
     assert [ok for _, ok in verdicts] == [False, False, False]
     assert "1.90x" in verdicts[0][0] and "no figure" in verdicts[1][0]
     assert "48%" in verdicts[2][0]
+
+
+def test_report_shares_the_gpus_time_between_the_workers():
+    # Two workers: each reads half the bytes at one GPU's bandwidth.
+    text = dask_sum.report([row("cuda-cluster", 512, "cudareduce.dask",
+                                0.002, tasks=3, workers=2)], SINGLE_GBPS)
+    line = text.splitlines()[-1].split()
+    assert line[:2] == ["cuda-cluster", "2"]
+    assert float(line[7]) == pytest.approx(NBYTES / 6e12 * 1e3, abs=0.005)
+
+
+def test_scaling_target_where_the_run_has_two_workers():
+    t = 0.01
+    one_gpu = [row("cuda-cluster", 512, "cudareduce.dask", t)]
+    # A run on one GPU has no scaling verdict.
+    assert len(dask_sum.targets(one_gpu, SINGLE_GBPS)) == 3
+    for two_seconds, figure, met in ((t / 1.85, "1.85x", True),
+                                     (t / 1.7, "1.70x", False)):
+        verdicts = dask_sum.targets(one_gpu + [row(
+            "cuda-cluster", 512, "cudareduce.dask", two_seconds,
+            workers=2)], SINGLE_GBPS)
+        text, ok = verdicts[-1]
+        assert "2 GPUs >= 1.8x on 1" in text and figure in text
+        assert ok is met
+    only_two = [row("cuda-cluster", 512, "cudareduce.dask", t, workers=2)]
+    assert dask_sum.targets(only_two, SINGLE_GBPS)[-1] == (
+        "cuda-cluster, 512 MiB chunks: cudareduce.dask.sum on 2 GPUs >= "
+        "1.8x on 1: no figure", False)
 
 
 def test_median_seconds_warms_up_then_takes_the_median():
