@@ -20,8 +20,8 @@ per-chunk calls), also given per task of the graph.
 Schedulers: ``threads`` (Dask's threaded scheduler, in this process, on
 GPU 0) and, where ``dask_cuda`` and ``distributed`` import,
 ``cuda-cluster``: a ``LocalCUDACluster`` of one worker per GPU, on the
-first 1, 2, ... GPUs as ``--workers`` says (every visible GPU by default);
-the chunks are made and kept on the workers.  The data are uniform in
+first 1, 2, ... GPUs as ``--workers`` says (one by default, ``all`` for
+every visible GPU); the chunks are made and kept on the workers.  The data are uniform in
 [0, 1), made by Dask's random module on CuPy (``persist``-ed before
 timing).
 
@@ -61,9 +61,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--schedulers", default="threads,cuda-cluster",
                         help="threads and/or cuda-cluster (skipped, and "
                              "said, where dask_cuda does not import)")
-    parser.add_argument("--workers", default="all",
+    parser.add_argument("--workers", default="1",
                         help="cuda-cluster's workers (one a GPU, the first "
-                             "ones), comma-separated counts, or all")
+                             "ones), comma-separated counts, or all (1: "
+                             "the one-GPU targets' setting)")
     parser.add_argument("--json", metavar="PATH",
                         help="also write the rows as JSON")
     args = parser.parse_args(argv)

@@ -27,11 +27,12 @@ def row(scheduler, chunk_mib, method, seconds, tasks=10, workers=1):
 def test_defaults_are_the_issues_sweep():
     args = dask_sum.parse_args([])
     assert (args.gib, args.chunks_mib, args.schedulers, args.workers) == (
-        8.0, [32, 128, 512], ["threads", "cuda-cluster"], None)
+        8.0, [32, 128, 512], ["threads", "cuda-cluster"], [1])
 
 
-def test_workers_are_counts():
+def test_workers_are_counts_or_all():
     assert dask_sum.parse_args(["--workers", "1,2"]).workers == [1, 2]
+    assert dask_sum.parse_args(["--workers", "all"]).workers is None
 
 
 @pytest.mark.parametrize("argv", [["--repeats", "0"], ["--gib", "-1"],
