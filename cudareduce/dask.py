@@ -434,12 +434,12 @@ def _block_owners(x: da.Array) -> list:
         return [None] * len(keys)
     # A persisted block's key holds the Future of its data.
     graph = x.__dask_graph__()
-    data_keys = [value.key if isinstance(value, distributed.Future) else key
-                 for key, value in ((key, graph.get(key)) for key in keys)]
-    futures = client.futures_of(x)
+    values = [graph.get(key) for key in keys]
+    futures = [v for v in values if isinstance(v, distributed.Future)]
     holders = client.who_has(futures) if futures else {}
-    return [builtins.min(holders[data_key]) if holders.get(data_key)
-            else ("block", i) for i, data_key in enumerate(data_keys)]
+    return [builtins.min(holders[value.key])
+            if isinstance(value, distributed.Future) and holders.get(value.key)
+            else ("block", i) for i, value in enumerate(values)]
 
 
 def _group_partials(x: da.Array, chunk, combine, wants_location: bool,

@@ -107,7 +107,6 @@ def test_means_round_their_sums_as_one_call_does(cupy, rng, seed_note):
     assert same(got, cudareduce.mean(bf16)), (got, seed_note)
 
 
-
 def test_bfloat16_nan_operators_skip_nan(rng, seed_note):
     """bfloat16 NumPy chunks with NaNs, one chunk all NaN: every
     NaN-skipping operator is one cudareduce call's on the whole array
