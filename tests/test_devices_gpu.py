@@ -12,6 +12,10 @@ devices (data on one, ``out`` or ``stream=`` on another) are asserted in
 the same loops: refused with ValueError where the devices differ, the
 right answer where they are the same.
 
+Concurrent calls: one thread a device (two threads on device 0 where the
+machine has one), each reducing arrays on its own device with every
+method at once, each its own answers.
+
 Host arrays go to the current device.  The fast method's workspaces and
 the host rings are kept per device (``cuda/kept_list.cuh``), created on a
 device's first use.
@@ -19,6 +23,7 @@ device's first use.
 from __future__ import annotations
 
 import itertools
+import threading
 
 import numpy as np
 import pytest
@@ -173,3 +178,48 @@ def test_host_array_goes_to_the_current_device(cupy, rng):
             assert cudareduce.argmax(host[::-3], method) == (
                 host[::-3].argmax()), method
         assert cupy.cuda.runtime.getDevice() == current
+
+
+def test_concurrent_calls_one_thread_a_device(cupy, rng):
+    # Each thread makes its device current, as a user's worker thread
+    # does; the other threads' calls run meanwhile, on their devices, with
+    # their workspaces and host rings (kept per device).
+    count = cupy.cuda.runtime.getDeviceCount()
+    devices = list(range(count)) if count > 1 else [0, 0]
+    hosts = [rng.integers(-1000, 1000, N + k).astype(np.int64)
+             for k in range(len(devices))]
+    start = threading.Barrier(len(devices))
+    wrong: list[tuple] = []
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            cupy.cuda.runtime.setDevice(devices[k])
+            x = cupy.asarray(hosts[k])
+            cupy.cuda.runtime.deviceSynchronize()
+            start.wait()
+            for _ in range(20):
+                for method in METHODS:
+                    for op, got in (("sum", cudareduce.sum(x, method)),
+                                    ("argmin", cudareduce.argmin(
+                                        x, method)),
+                                    ("host sum", cudareduce.sum(
+                                        hosts[k], method))):
+                        want = (hosts[k].argmin() if op == "argmin"
+                                else hosts[k].sum())
+                        if got != want:
+                            wrong.append((devices[k], op, method, got,
+                                          want))
+        except BaseException as error:  # noqa: BLE001 - re-raised below
+            errors.append(error)
+            start.abort()
+
+    threads = [threading.Thread(target=work, args=(k,))
+               for k in range(len(devices))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    assert not wrong, wrong[:5]
