@@ -39,15 +39,22 @@ a claim's methods, the claim has no figure):
   instructions, grid).
 
 ``--peers`` (GPU times back to back, as the floor's empty kernel is timed,
-and wall times, of one run on one GPU), for each dtype of
-:data:`cudareduce.bench.peers.COMPARE_DTYPES`:
+and wall times, of one run on one GPU), for each dtype of the comparison
+(:func:`cudareduce.bench.peers.comparison_dtypes`:
+:data:`~cudareduce.bench.peers.COMPARE_DTYPES` unless ``--dtype`` named
+others):
 
 - ``fast`` / ``cub`` speed: >= 1.50x at 2^20, >= 1.30x at 2^22, >= 1.05x
-  at 2^24 and >= 1.00x at every larger size (:data:`FAST_OVER_CUB`);
-- the floor's time (empty kernel + bytes / read ceiling) over ``fast``'s:
-  >= 95% from 2^24 on (:data:`FLOOR_SHARE`, :data:`FLOOR_FROM`; below,
-  the floor leaves out the DRAM latency and the combination across blocks);
-- ``fast`` int32 / ``fast`` float32 GB/s, cold, at 2^28: >= 0.95x;
+  at 2^24 and >= 1.00x at every larger size (:data:`FAST_OVER_CUB`), for
+  the dtypes of ``COMPARE_DTYPES``; >= 1.00x at every size for the others
+  (bfloat16 and complex: issue "dtypes and operators" asks that much);
+- for the dtypes of ``COMPARE_DTYPES``, the floor's time (empty kernel +
+  bytes / read ceiling) over ``fast``'s: >= 95% from 2^24 on
+  (:data:`FLOOR_SHARE`, :data:`FLOOR_FROM`; below, the floor leaves out
+  the DRAM latency and the combination across blocks);
+- ``fast`` int32 / ``fast`` float32 GB/s, cold, at 2^28: >= 0.95x, and so
+  for each other dtype of 4 bytes or more outside ``COMPARE_DTYPES``
+  (complex; a comparison without float32 times its sum besides);
 - ``float(cudareduce.sum(x))`` of 1024 float32 elements, from a CuPy array
   and from a PyTorch tensor: <= 0.50x the time of ``torch.sum(x).item()``,
   and <= 1.50x the launch-plus-poll floor measured in the same run.
@@ -86,8 +93,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from cudareduce.bench.counters import DOCUMENT_KEYS as COUNTERS_KEYS
 from cudareduce.bench.counters import IDEAS, check_ideas
 from cudareduce.bench.host import NUMPY_CALL, TORCH_CALL, host_ratios
@@ -95,11 +100,11 @@ from cudareduce.bench.peers import (BASELINE_DTYPE, COMPARE_DTYPES,
                                     COMPARE_SIZES, LATENCY_N,
                                     LAUNCH_POLL_FLOOR, OURS_ON_CUPY,
                                     OURS_ON_TORCH, TORCH_ITEM,
-                                    comparison_op, comparison_ratios,
-                                    gbps_of, ratio)
+                                    comparison_dtypes, comparison_op,
+                                    comparison_ratios, gbps_of, ratio)
 from cudareduce.results import (DEFAULT_OP, REFERENCE_METHOD, is_int,
-                                op_of, render, short_n, table_groups,
-                                validate_document)
+                                numpy_dtype, op_of, render, short_n,
+                                table_groups, validate_document)
 
 __all__ = ["CUB_OPS", "FAST_OVER_CUB", "FIRST_STEP", "FLOOR_FROM",
            "FLOOR_SHARE", "LADDER_SPEEDUP", "OP_OVER_SUM", "SEVENTH_STEP",
@@ -254,8 +259,8 @@ def op_targets(comparison: Mapping[str, Any], op: str) -> list[Target]:
                    f"cold, n = {short_n(big)}",
                    ratio(gbps_of(results, "fast", dtype, big, _COLD, op=op),
                          baseline), ">=", OP_OVER_SUM)
-            for dtype in COMPARE_DTYPES
-            if np.dtype(dtype).itemsize >= _WIDE_ITEMSIZE]
+            for dtype in comparison_dtypes(comparison)
+            if numpy_dtype(dtype).itemsize >= _WIDE_ITEMSIZE]
     if op in CUB_OPS:
         rows += [Target(f"fast / cub speed, back to back, {dtype} {op} "
                         f"n = {short_n(n)}", ratios[REFERENCE_METHOD], ">=",
@@ -276,18 +281,22 @@ def peers_targets(comparison: Mapping[str, Any]) -> list[Target]:
     rows = []
     for dtype, n, ratios in comparison_ratios(comparison, _BATCH):
         where = f"back to back, {dtype} n = {short_n(n)}"
+        compared = dtype in COMPARE_DTYPES
         rows.append(Target(f"fast / cub speed, {where}",
                            ratios[REFERENCE_METHOD], ">=",
-                           FAST_OVER_CUB.get(n, 1.0)))
-        if n >= FLOOR_FROM:
+                           FAST_OVER_CUB.get(n, 1.0) if compared else 1.0))
+        if compared and n >= FLOOR_FROM:
             rows.append(Target(f"floor / fast time, {where}",
                                ratios["floor"], ">=", FLOOR_SHARE))
-    rows.append(Target(f"fast int32 / fast float32 GB/s, cold, "
-                       f"n = {short_n(big)}",
-                       ratio(gbps_of(results, "fast", "int32", big, _COLD),
-                             gbps_of(results, "fast", "float32", big,
-                                     _COLD)),
-                       ">=", 0.95))
+    rows += [Target(f"fast {dtype} / fast {BASELINE_DTYPE} GB/s, cold, "
+                    f"n = {short_n(big)}",
+                    ratio(gbps_of(results, "fast", dtype, big, _COLD),
+                          gbps_of(results, "fast", BASELINE_DTYPE, big,
+                                  _COLD)),
+                    ">=", 0.95)
+             for dtype in comparison_dtypes(comparison)
+             if (dtype == "int32" or dtype not in COMPARE_DTYPES)
+             and numpy_dtype(dtype).itemsize >= _WIDE_ITEMSIZE]
     for kind, call in (("cupy", OURS_ON_CUPY), ("torch", OURS_ON_TORCH)):
         rows.append(Target(f"float(cudareduce.sum(x)) / {TORCH_ITEM}, "
                            f"{kind} x, n = {LATENCY_N}",
@@ -326,8 +335,13 @@ def targets(document: Any) -> list[Row]:
         of another op than sum.
     """
     keys = set(document) if isinstance(document, Mapping) else set()
-    if keys == {"results", "latency_us"}:
+    if keys - {"dtypes"} == {"results", "latency_us"}:
         validate_document(document["results"])
+        dtypes = document.get("dtypes", COMPARE_DTYPES)
+        if not (isinstance(dtypes, list | tuple) and dtypes
+                and all(isinstance(d, str) for d in dtypes)):
+            raise ValueError(f"dtypes: expected a list of dtype names, "
+                             f"got {dtypes!r}")
         return peers_targets(document)
     if keys == {"device", "date", "pinned_gbps", "results"}:
         return host_targets(document)

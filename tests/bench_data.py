@@ -531,7 +531,7 @@ def _fast_batch_us(dtype: str, n: int) -> float:
     """comparison()'s default back-to-back time of fast: the floor's
     (empty kernel + bytes / read ceiling) over COMPARISON_FLOOR_SHARE."""
     floor = COMPARISON_FLOOR
-    nbytes = n * np.dtype(dtype).itemsize
+    nbytes = n * model.numpy_dtype(dtype).itemsize
     return (floor["empty_batch_us"] + nbytes
             / (floor["read_batch_gbps"] * 1e3)) / COMPARISON_FLOOR_SHARE
 
@@ -551,10 +551,11 @@ def comparison(fast_us: dict[tuple[str, int], float] | None = None,
                wrong_cub_at: tuple[str, int] | None = None,
                ours_cupy=9.0, ours_torch=10.0, torch_item=23.0,
                launch_poll=7.0, op: str = "sum",
-               baseline_us: float | None = None) -> dict:
+               baseline_us: float | None = None,
+               dtypes: tuple[str, ...] = peers.COMPARE_DTYPES) -> dict:
     """A --peers document of `op`: fast, cub and torch's peer of the op
-    (no cupy's) at every dtype of ``peers.COMPARE_DTYPES`` and size of
-    ``peers.COMPARE_SIZES``, in a run's order, on the floor
+    (no cupy's) at every dtype of `dtypes` (``peers.COMPARE_DTYPES``) and
+    size of ``peers.COMPARE_SIZES``, in a run's order, on the floor
     :data:`COMPARISON_FLOOR`.
 
     Back to back, fast takes the floor's time (empty kernel + bytes / read
@@ -565,12 +566,13 @@ def comparison(fast_us: dict[tuple[str, int], float] | None = None,
     :data:`COMPARISON_BATCH_GAIN` times the back-to-back ones; no call
     times.  cub is WRONG at `wrong_cub_at`, ``(dtype, n)``.  For sums the
     latencies in µs, the launch-plus-poll floor's among them; for another
-    op none, and last fast's float32 sum at the largest size, back to back
-    `baseline_us` (default: fast's default time there).
+    op none; for another op, or `dtypes` without float32, last fast's
+    float32 sum at the largest size, back to back `baseline_us` (default:
+    fast's default time there).
     """
     torch = [p for p in model.peers_of(op) if p.startswith("torch.")]
     rows = []
-    for dtype in peers.COMPARE_DTYPES:
+    for dtype in dtypes:
         for n in peers.COMPARE_SIZES:
             fast = _fast_batch_us(dtype, n)
             batch = {"fast": (fast_us or {}).get((dtype, n), fast),
@@ -586,15 +588,17 @@ def comparison(fast_us: dict[tuple[str, int], float] | None = None,
                peers.TORCH_ITEM: torch_item,
                peers.OURS_ON_TORCH: ours_torch,
                peers.OURS_ON_CUPY: ours_cupy}
-    if op != model.DEFAULT_OP:
+    if op != model.DEFAULT_OP or peers.BASELINE_DTYPE not in dtypes:
         big = peers.COMPARE_SIZES[-1]
         rows.append(_peer_row(
             "fast", peers.BASELINE_DTYPE, big,
             baseline_us or _fast_batch_us(peers.BASELINE_DTYPE, big)))
+    if op != model.DEFAULT_OP:
         latency = {}
     made = document(rows)
     made["floor"] = dict(COMPARISON_FLOOR)
-    return {"results": Results(made), "latency_us": latency}
+    return {"results": Results(made), "latency_us": latency,
+            "dtypes": list(dtypes)}
 
 
 def host_document(ours_ms=20.0, numpy_ms=150.0, torch_ms=140.0,

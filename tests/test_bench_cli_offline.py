@@ -226,14 +226,14 @@ def test_peers_prints_the_comparison_and_writes_all_of_it(tmp_path, capsys,
     made = comparison()
     calls = []
 
-    def compare(threads, progress, seed, op):
-        calls.append((threads, progress, seed, op))
+    def compare(threads, progress, seed, op, dtypes):
+        calls.append((threads, progress, seed, op, dtypes))
         return made
     monkeypatch.setattr(cli, "compare", compare)
     path = tmp_path / "peers.json"
     assert cli.main(["--peers", "--threads", "512", "--seed", "4",
                      "--json", str(path)]) == 0
-    assert calls == [(512, True, 4, "sum")]
+    assert calls == [(512, True, 4, "sum", list(peers.COMPARE_DTYPES))]
     out, err = capsys.readouterr()
     assert out == peers.format_comparison(made) + "\n"
     assert f"wrote {path}" in err
@@ -248,7 +248,7 @@ def test_threads_default_is_the_methods_own_with_peers_only(monkeypatch,
     caller gets (None); the ladder mode keeps one size for every step."""
     seen = {}
 
-    def compare(threads, progress, seed, op):
+    def compare(threads, progress, seed, op, dtypes):
         seen["compare"] = threads
         return comparison()
 
@@ -268,13 +268,13 @@ def test_peers_of_another_op(tmp_path, capsys, monkeypatch):
     made = comparison(op="prod")
     calls = []
 
-    def compare(threads, progress, seed, op):
-        calls.append(op)
+    def compare(threads, progress, seed, op, dtypes):
+        calls.append((op, dtypes))
         return made
     monkeypatch.setattr(cli, "compare", compare)
     path = tmp_path / "prod.json"
     assert cli.main(["--peers", "--op", "prod", "--json", str(path)]) == 0
-    assert calls == ["prod"]
+    assert calls == [("prod", list(peers.COMPARE_DTYPES))]
     out = capsys.readouterr().out
     assert out == peers.format_comparison(made) + "\n"
     assert "\nprod: fast against cub, the peers and the floor, GPU time " \
@@ -284,11 +284,36 @@ def test_peers_of_another_op(tmp_path, capsys, monkeypatch):
     assert written == made
     assert {r["op"] for r in written["results"]["results"]} == {"prod",
                                                                 "sum"}
-    with pytest.raises(SystemExit) as info:
-        cli.main(["--peers", "--op", "prod", "--dtype", "int8"])
-    assert info.value.code == 2
-    assert "combine it with --op, --threads, --json and --seed only" in \
-        capsys.readouterr().err
+
+
+def test_peers_compare_the_dtypes_named(capsys, monkeypatch):
+    """--peers --dtype takes a comma list (the comparison's dtypes, in
+    that order); an unknown or repeated one is refused before any run, as
+    is a list without --peers."""
+    calls = []
+
+    def compare(threads, progress, seed, op, dtypes):
+        calls.append((op, dtypes))
+        return comparison(op=op, dtypes=tuple(dtypes))
+    monkeypatch.setattr(cli, "compare", compare)
+    assert cli.main(["--peers", "--op", "max", "--dtype",
+                     "complex128, complex64"]) == 0
+    assert calls == [("max", ["complex128", "complex64"])]
+    assert "complex128  2^20" in capsys.readouterr().out.replace("×", "x")
+    for argv, message in (
+            (["--peers", "--dtype", "complex64,float8"],
+             "unknown dtype 'float8'"),
+            (["--peers", "--dtype", "int8,int8"], "names a dtype twice"),
+            (["--peers", "--dtype", ""], "unknown dtype ''"),
+            (["--dtype", "int8,int32"],
+             "unknown dtype 'int8,int32' (choose from bool, int8"),
+            (["--host", "--dtype", "float32"],
+             "--host combines with --sizes, --json and --seed only")):
+        with pytest.raises(SystemExit) as info:
+            cli.main(argv)
+        assert info.value.code == 2
+        assert message in capsys.readouterr().err, argv
+    assert len(calls) == 1
 
 
 def test_host_prints_the_report_and_writes_the_document(tmp_path, capsys,

@@ -217,7 +217,8 @@ def test_compare_on_the_fake_device(fake_device, monkeypatch):
                       {"peers": True, "progress": False, "seed": 3,
                        "op": "sum"})
                      for dtype in peers.COMPARE_DTYPES]
-    assert list(got) == ["results", "latency_us"]
+    assert list(got) == ["results", "latency_us", "dtypes"]
+    assert got["dtypes"] == list(peers.COMPARE_DTYPES)
     assert type(got["results"]) is Results
     model.validate_document(got["results"])
     assert [(r["method"], r["dtype"], r["n"], r["threads"])
@@ -268,6 +269,46 @@ def test_compare_of_another_op_on_the_fake_device(fake_device,
         assert list(table) == [(dtype, model.short_n(n))
                                for dtype in peers.COMPARE_DTYPES
                                for n in sizes]
+
+
+def test_compare_of_the_dtypes_named_on_the_fake_device(fake_device,
+                                                        monkeypatch):
+    """dtypes=: those, in that order, then fast's float32 sum at the
+    largest size, which they lack (the bandwidth they are held to); the
+    comparison's rows are theirs alone.  No dtypes, or one twice, is a
+    ValueError before any run."""
+    sizes = (1 << 10, 1 << 12)
+    monkeypatch.setattr(peers, "COMPARE_SIZES", sizes)
+    monkeypatch.setattr(peers, "measure_latency", lambda ordinal: {})
+    dtypes = ("complex128", "complex64")
+    got = peers.compare(threads=256, progress=False, seed=1, dtypes=dtypes)
+    model.validate_document(got["results"])
+    assert got["dtypes"] == list(dtypes)
+    assert peers.comparison_dtypes(got) == dtypes
+    assert [(r["method"], r["op"], r["dtype"], r["n"])
+            for r in got["results"]["results"]
+            if not r["method"].startswith(("torch.", "cupy."))] == [
+        (m, "sum", dtype, n) for dtype in dtypes for n in sizes
+        for m in ("fast", "cub")] + [
+        ("fast", "sum", peers.BASELINE_DTYPE, sizes[-1])]
+    assert [(dtype, n) for dtype, n, _ in
+            peers.comparison_ratios(got, "batch_us")] == [
+        (dtype, n) for dtype in dtypes for n in sizes]
+    # with float32 among them, no baseline run besides
+    got = peers.compare(threads=256, progress=False, peers=False,
+                        dtypes=("float32", "complex64"))
+    assert [(r["dtype"], r["n"]) for r in got["results"]["results"]
+            if r["method"] == "fast"] == [
+        (dtype, n) for dtype in ("float32", "complex64") for n in sizes]
+    for bad in ((), ("int8", "int8")):
+        with pytest.raises(ValueError, match="distinct dtypes"):
+            peers.compare(progress=False, dtypes=bad)
+
+
+def test_a_document_without_dtypes_compared_compare_dtypes():
+    made = comparison()
+    del made["dtypes"]
+    assert peers.comparison_dtypes(made) == peers.COMPARE_DTYPES
 
 
 def no_latency(ordinal):

@@ -80,6 +80,54 @@ def test_peers_targets_are_on_back_to_back_times_for_each_dtype():
         (10 / 7, "<= 1.50x", True))
 
 
+COMPLEX = ("complex64", "complex128")
+
+
+def _cold_gbps_ratio(made, dtype, op="sum"):
+    results = made["results"]
+    return (peers.gbps_of(results, "fast", dtype, BIG, "cold_us", op=op)
+            / peers.gbps_of(results, "fast", "float32", BIG, "cold_us"))
+
+
+def test_the_targets_of_other_dtypes_named():
+    """A comparison of dtypes outside COMPARE_DTYPES (--peers --dtype
+    complex64,complex128): fast / cub >= 1.00 at every size, no floor
+    rows (stated for COMPARE_DTYPES), each dtype's sum against float32's
+    timed besides; no int32 row without int32."""
+    made = comparison(dtypes=COMPLEX, cub_us={("complex64", 1 << 20): 1.0})
+    rows = by_what(targets.peers_targets(made))
+    assert [what for what in rows if not what.startswith(LATENCY)
+            and "launch + poll" not in what] == [
+        f"{SPEED}, {_at(dtype, n)}" for dtype in COMPLEX
+        for n in peers.COMPARE_SIZES] + [
+        f"fast {dtype} / fast float32 GB/s, cold, n = 2^28"
+        for dtype in COMPLEX]
+    assert rows[f"{SPEED}, complex128 n = 2^20"] == pytest.approx(
+        (COMPARISON_CUB_SPEED[1 << 20], ">= 1.00x", True))
+    # cub's 1 µs beats fast: missed, against 1.00x, not 1.50x
+    value, bound, met = rows[f"{SPEED}, complex64 n = 2^20"]
+    assert (bound, met) == (">= 1.00x", False) and value < 1.0
+    for dtype in COMPLEX:
+        assert rows[f"fast {dtype} / fast float32 GB/s, cold, n = 2^28"] \
+            == pytest.approx((_cold_gbps_ratio(made, dtype), ">= 0.95x",
+                              True))
+    fast = peers.time_of(made["results"], "fast", "complex128", BIG,
+                         "batch_us")
+    slow = comparison(dtypes=COMPLEX,
+                      fast_us={("complex128", BIG): 2 * fast})
+    assert by_what(targets.peers_targets(slow))[
+        "fast complex128 / fast float32 GB/s, cold, n = 2^28"][2] is False
+    # another op of them: its GB/s against the float32 sum, fast / cub
+    made = comparison(op="max", dtypes=COMPLEX)
+    rows = by_what(targets.peers_targets(made))
+    assert list(rows) == [
+        f"fast {dtype} max / fast float32 sum GB/s, cold, n = 2^28"
+        for dtype in COMPLEX] + [
+        f"fast / cub speed, back to back, {dtype} max n = "
+        f"2^{n.bit_length() - 1}"
+        for dtype in COMPLEX for n in peers.COMPARE_SIZES]
+
+
 @pytest.mark.parametrize("dtype, n, bound", [
     ("float16", 1 << 20, 1.5), ("int8", 1 << 22, 1.3),
     ("float64", 1 << 24, 1.05), ("int32", 1 << 26, 1.0),
@@ -323,6 +371,7 @@ def _default_at(doc: dict, n: int) -> dict:
     (comparison(), 0), (comparison(ours_torch=12.0), 1),
     (comparison(wrong_cub_at=("int32", 1 << 20)), 1),
     (comparison(fast_us={("float16", 1 << 24): 20.0}), 1),
+    (comparison(dtypes=COMPLEX), 0), (comparison(op="prod"), 0),
     (host_document(), 0), (host_document(numpy_ms=60.0), 1),
     (host_document(ours_correct=False), 1),
     (_default_at(synthetic_document(), 1 << 24), 0),
@@ -351,6 +400,9 @@ def _counters_with(change):
                  "results": []}), "schema: missing"),
     (json.dumps({"results": {"device": {}}, "latency_us": {}}),
      "schema: missing"),
+    (json.dumps({**comparison(), "dtypes": "complex64"}),
+     "dtypes: expected a list of dtype names, got 'complex64'"),
+    (json.dumps({**comparison(), "dtypes": []}), "dtypes: expected a"),
     ("[]", "not a ladder, --counters, --peers or --host document"),
     (json.dumps({"rows": []}), "not a ladder"),
     (_counters_with(lambda d: d.update(rows={})),

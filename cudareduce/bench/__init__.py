@@ -111,17 +111,20 @@ The ``--peers`` document (``--peers --json``)
 What :func:`compare` returns::
 
     {"results": <the JSON document above: fast, cub and the peers of the
-                 op, each dtype of COMPARE_DTYPES at each of COMPARE_SIZES;
-                 for another op than sum, fast's sum of BASELINE_DTYPE at
-                 the largest size last>,
-     "latency_us": {call: float, ...}}
+                 op, each of its dtypes at each of COMPARE_SIZES; for
+                 another op than sum, or dtypes without BASELINE_DTYPE,
+                 fast's sum of BASELINE_DTYPE at the largest size last>,
+     "latency_us": {call: float, ...},
+     "dtypes": [str, ...]}       # COMPARE_DTYPES unless --dtype said
 
 ``latency_us`` holds, for sums (empty for another op), the median wall
 time, in µs, of each end-to-end call of :func:`measure_latency` on
 ``LATENCY_N`` float32 elements that ran: ``"torch.sum(x).item()"``,
 ``"float(cudareduce.sum(x)), torch x"``, ``"float(cupy.sum(x))"``,
 ``"float(cudareduce.sum(x)), cupy x"`` (a library that does not import, or
-sees no GPU, is left out).  :func:`comparison_op` is the op compared.
+sees no GPU, is left out).  :func:`comparison_op` is the op compared,
+:func:`comparison_dtypes` its dtypes (a document without ``"dtypes"``,
+from before they were recorded, compared :data:`COMPARE_DTYPES`).
 
 The ``--host`` document (``--host --json``)
 -------------------------------------------
@@ -174,8 +177,9 @@ from .host import (HOST_DTYPES, HOST_SIZES, HostRatios, format_host,
 from .ladder import (DEFAULT_DTYPE, DEFAULT_THREADS, device_info,
                      measure_method, run)
 from .peers import (BASELINE_DTYPE, COMPARE_DTYPES, COMPARE_SIZES,
-                    LATENCY_N, compare, comparison_op, comparison_ratios,
-                    floor_us, format_comparison, measure_latency)
+                    LATENCY_N, compare, comparison_dtypes, comparison_op,
+                    comparison_ratios, floor_us, format_comparison,
+                    measure_latency)
 from .policy import (MAX_BUFFERS, MAX_REPS, MIN_REPS, PILOT_REPS,
                      PILOT_WARMUP, TARGET_SECONDS, WARMUP, choose_batch,
                      choose_reps, rotation_buffers)
@@ -189,7 +193,8 @@ __all__ = [
     "PEER_FUNCTIONS", "PILOT_REPS", "PILOT_WARMUP", "REFERENCE_METHOD",
     "RESULT_KEYS", "TABLE_HEADERS", "TARGET_SECONDS", "WARMUP", "HostRatios",
     "MethodTimer", "Results", "choose_batch", "choose_reps", "compare",
-    "comparison_op", "comparison_ratios", "default_n", "device_info",
+    "comparison_dtypes", "comparison_op", "comparison_ratios", "default_n",
+    "device_info",
     "floor_us", "format_comparison", "format_group", "format_host",
     "format_table", "group_results", "host_ratios", "is_correct", "is_peer",
     "is_reference", "load_peer", "main", "make_document", "make_result",

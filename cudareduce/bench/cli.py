@@ -59,8 +59,11 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"the reduction, as cudareduce and NumPy name it "
                         f"(default {DEFAULT_OP}); each is checked exactly "
                         f"on data made for it")
-    p.add_argument("--dtype", default=DEFAULT_DTYPE, choices=DTYPES,
-                   help=f"element type (default {DEFAULT_DTYPE})")
+    p.add_argument("--dtype", default=None, metavar="DTYPE",
+                   help=f"element type, one of {{{','.join(DTYPES)}}} "
+                        f"(default {DEFAULT_DTYPE}); with --peers, the "
+                        f"comparison's, comma-separated (default "
+                        f"{','.join(COMPARE_DTYPES)})")
     p.add_argument("--threads", type=int, default=None,
                    help="threads per block, a power of two from 64 to 1024 "
                         f"(default {DEFAULT_THREADS}; with --peers, each "
@@ -81,10 +84,11 @@ def _parser() -> argparse.ArgumentParser:
                         f"copy bandwidth")
     p.add_argument("--peers", action="store_true",
                    help=f"compare fast with cub and the op's peers instead: "
-                        f"{', '.join(COMPARE_DTYPES)} at "
+                        f"each dtype (--dtype) at "
                         f"{describe_sizes(COMPARE_SIZES)}, with fast's "
                         f"ratios; for sums the end-to-end latency of a "
-                        f"{LATENCY_N}-element sum, for another op fast's "
+                        f"{LATENCY_N}-element sum, for another op (or "
+                        f"without {BASELINE_DTYPE}) fast's "
                         f"{BASELINE_DTYPE} sum at "
                         f"{short_n(COMPARE_SIZES[-1])} besides")
     p.add_argument("--counters", action="store_true",
@@ -116,6 +120,25 @@ def _dump_json(document: Mapping[str, Any], path: str) -> None:
     as JSON."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(document, f, indent=1)
+
+
+def _dtypes(parser: argparse.ArgumentParser, text: str | None,
+            peers: bool) -> list[str]:
+    """The dtypes `text` (``--dtype``) names: one, or with `peers` a comma
+    list; without it, :data:`DEFAULT_DTYPE` (with `peers`
+    :data:`COMPARE_DTYPES`).  A bad name is ``parser.error``."""
+    if text is None:
+        return list(COMPARE_DTYPES) if peers else [DEFAULT_DTYPE]
+    names = [name.strip() for name in text.split(",")] if peers \
+        else [text]
+    for name in names:
+        if name not in DTYPES:
+            parser.error(f"--dtype: unknown dtype {name!r} (choose from "
+                         f"{', '.join(DTYPES)}"
+                         f"{'' if peers else '; a list only with --peers'})")
+    if len(set(names)) < len(names):
+        parser.error(f"--dtype: {text!r} names a dtype twice")
+    return names
 
 
 def _report(text: str, document: Mapping[str, Any], path: str | None
@@ -180,6 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = _parser()
     args = parser.parse_args(argv)
+    dtype_given = args.dtype is not None
+    dtypes = _dtypes(parser, args.dtype, args.peers)
+    args.dtype = dtypes[0]
     try:
         check_threads(args.threads)
     except ValueError as e:
@@ -204,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--host times sums only (beside numpy.sum): "
                          f"--op {args.op} is for the other modes")
         if args.peers or args.methods or args.plot or args.no_peers \
-                or args.n or args.dtype != DEFAULT_DTYPE \
+                or args.n or dtype_given \
                 or args.threads is not None:
             parser.error("--host combines with --sizes, --json and --seed "
                          "only")
@@ -214,14 +240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _failed(e)
         return _report(format_host(document), document, args.json)
     if args.peers and (args.no_peers or args.methods or args.n or args.sizes
-                       or args.plot or args.dtype != DEFAULT_DTYPE):
-        parser.error("--peers chooses its own methods, sizes and dtypes: "
-                     "combine it with --op, --threads, --json and --seed "
+                       or args.plot):
+        parser.error("--peers chooses its own methods and sizes: combine "
+                     "it with --op, --dtype, --threads, --json and --seed "
                      "only")
     try:
         if args.peers:
             comparison = compare(args.threads, progress=True, seed=args.seed,
-                                 op=args.op)
+                                 op=args.op, dtypes=dtypes)
             results = comparison["results"]
         else:
             results = run(methods, sizes, args.dtype,

@@ -1,8 +1,9 @@
 """The ``--peers`` mode: ``fast`` beside ``cub``, the peers (``torch.sum``,
 ``cupy.sum`` for sums; PyTorch's and CuPy's function of another op) and
-the floor (every dtype of :data:`COMPARE_DTYPES` at every size of
-:data:`COMPARE_SIZES`, one run on one GPU), and for sums the end-to-end
-latency of a small sum to a Python float.
+the floor (every dtype of the comparison, :data:`COMPARE_DTYPES` unless
+the caller names others, at every size of :data:`COMPARE_SIZES`, one run
+on one GPU), and for sums the end-to-end latency of a small sum to a
+Python float.
 
 :func:`compare` measures a comparison, ``{"results": <a bench document>,
 "latency_us": {call: µs}}`` (the ``--peers --json`` file, described in
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import cudareduce
@@ -29,7 +30,8 @@ __all__ = [
     "BASELINE_DTYPE", "COMPARE_DTYPES", "COMPARE_SIZES", "CUPY_FLOAT",
     "LATENCY_N", "LATENCY_REPS", "LATENCY_WARMUP", "LAUNCH_POLL_FLOOR",
     "OURS_ON_CUPY", "OURS_ON_TORCH", "TIMINGS", "TORCH_ITEM",
-    "compare", "comparison_op", "comparison_ratios", "comparison_rows",
+    "compare", "comparison_dtypes", "comparison_op", "comparison_ratios",
+    "comparison_rows",
     "floor_us", "format_comparison", "gbps_of", "measure_latency", "ratio",
     "time_of",
 ]
@@ -40,8 +42,9 @@ COMPARE_SIZES = (1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28)
 #: Element types of the comparison, in its order (int8 and int32 sum into
 #: int64, float16 into float16 through a float32 accumulator).
 COMPARE_DTYPES = ("float32", "float64", "float16", "int8", "int32")
-#: A comparison of another op than sum also times ``fast``'s sum of this
-#: dtype at the largest size: the bandwidth the op is held to.
+#: A comparison of another op than sum, or of dtypes without this one,
+#: also times ``fast``'s sum of this dtype at the largest size: the
+#: bandwidth the op and the dtypes are held to.
 BASELINE_DTYPE = "float32"
 #: Elements of the end-to-end latency test (result on the host).
 LATENCY_N = 1024
@@ -114,32 +117,45 @@ def measure_latency(ordinal: int) -> dict[str, float]:
 
 def compare(threads: int | None = None, peers: bool = True,
             progress: bool = True, *, seed: int | None = None,
-            op: str = DEFAULT_OP) -> dict:
+            op: str = DEFAULT_OP,
+            dtypes: Sequence[str] = COMPARE_DTYPES) -> dict:
     """What ``--peers`` measures: ``fast`` against ``cub`` and the peers,
     reducing with `op`.
 
     Times ``fast``, ``cub`` and (with `peers`) the peers of `op`
-    (:func:`~cudareduce.results.peers_of`) on each dtype of
-    :data:`COMPARE_DTYPES` at each size of :data:`COMPARE_SIZES`, as
-    :func:`~cudareduce.bench.ladder.run` does; for another op than sum
-    then ``fast``'s sum of :data:`BASELINE_DTYPE` at the largest size (the
-    bandwidth the op is held to), for sums the end-to-end latency of
-    :func:`measure_latency`.  `threads` None (the default) times each of
-    our methods at the block size a caller gets by default (fast's grows
-    with the input).  The document's floor is the first dtype's run's; its
-    read probes are every run's, one per byte count.
+    (:func:`~cudareduce.results.peers_of`) on each of `dtypes` (by
+    default :data:`COMPARE_DTYPES`) at each size of
+    :data:`COMPARE_SIZES`, as :func:`~cudareduce.bench.ladder.run` does;
+    for another op than sum, or where `dtypes` lack
+    :data:`BASELINE_DTYPE`, then ``fast``'s sum of that dtype at the
+    largest size (the bandwidth the op and the dtypes are held to); for
+    sums the end-to-end latency of :func:`measure_latency`.  `threads`
+    None (the default) times each of our methods at the block size a
+    caller gets by default (fast's grows with the input).  The document's
+    floor is the first dtype's run's; its read probes are every run's, one
+    per byte count.
 
     Returns
     -------
     dict
-        ``{"results": Results, "latency_us": {call: µs}}`` (no latencies
-        for another op than sum); see :func:`format_comparison`.
+        ``{"results": Results, "latency_us": {call: µs}, "dtypes":
+        [dtype, ...]}`` (no latencies for another op than sum); see
+        :func:`format_comparison`.
+
+    Raises
+    ------
+    ValueError
+        `dtypes` is empty, or names a dtype twice (or one that `op` does
+        not take: :func:`~cudareduce.bench.ladder.run`).
     """
+    if not dtypes or len(set(dtypes)) < len(dtypes):
+        raise ValueError(f"dtypes: expected distinct dtypes, got "
+                         f"{list(dtypes)!r}")
     methods = ["fast", REFERENCE_METHOD]
     runs = [run(methods, COMPARE_SIZES, dtype, threads, peers=peers,
                 progress=progress, seed=seed, op=op)
-            for dtype in COMPARE_DTYPES]
-    if op != DEFAULT_OP:
+            for dtype in dtypes]
+    if op != DEFAULT_OP or BASELINE_DTYPE not in dtypes:
         runs.append(run(["fast"], COMPARE_SIZES[-1:], BASELINE_DTYPE,
                         threads, peers=False, progress=progress, seed=seed))
     probes = {p["bytes"]: p for r in reversed(runs) for p in r["probes"]}
@@ -148,7 +164,15 @@ def compare(threads: int | None = None, peers: bool = True,
                        "results": [x for r in runs for x in r["results"]]})
     latency = measure_latency(_cudareduce.device_info()["ordinal"]) \
         if op == DEFAULT_OP else {}
-    return {"results": results, "latency_us": latency}
+    return {"results": results, "latency_us": latency,
+            "dtypes": list(dtypes)}
+
+
+def comparison_dtypes(comparison: Mapping[str, Any]) -> tuple[str, ...]:
+    """The dtypes a comparison compares, in its order: its ``"dtypes"``
+    (:data:`COMPARE_DTYPES` for a document from before they were
+    recorded)."""
+    return tuple(comparison.get("dtypes", COMPARE_DTYPES))
 
 
 def comparison_op(comparison: Mapping[str, Any]) -> str:
@@ -223,7 +247,7 @@ def comparison_ratios(comparison: Mapping[str, Any], timing: str
     results = comparison["results"]
     op = comparison_op(comparison)
     rows = []
-    for dtype in COMPARE_DTYPES:
+    for dtype in comparison_dtypes(comparison):
         for n in COMPARE_SIZES:
             fast = time_of(results, "fast", dtype, n, timing, op=op)
             ratios = {other: ratio(time_of(results, other, dtype, n, timing,
