@@ -21,9 +21,9 @@ Schedulers: ``threads`` (Dask's threaded scheduler, in this process, on
 GPU 0) and, where ``dask_cuda`` and ``distributed`` import,
 ``cuda-cluster``: a ``LocalCUDACluster`` of one worker per GPU, on the
 first 1, 2, ... GPUs as ``--workers`` says (one by default, ``all`` for
-every visible GPU); the chunks are made and kept on the workers.  The data are uniform in
-[0, 1), made by Dask's random module on CuPy (``persist``-ed before
-timing).
+every visible GPU); the chunks are made and kept on the workers.  The
+data are uniform in [0, 1), made by Dask's random module on CuPy
+(``persist``-ed before timing).
 
 Targets (issue "Beyond one GPU", one GPU): ``cudareduce.dask.sum`` at
 least 2x Dask's own sum at 128 MiB chunks on each scheduler, and at least

@@ -175,15 +175,15 @@ _INPUTS_DOC = """a : array_like
         accepts (reduced on the current device).  dtypes: bool, int8-int64,
         uint8-uint64, float16, float32, float64, complex64, complex128
         and bfloat16 (ml_dtypes' NumPy dtype, JAX's; PyTorch's and JAX's
-        tensors through DLPack or a PyTorch tensor itself).  bfloat16 is summed in float32, as
-        float16, and rounded once: NumPy adds it in bfloat16, rounding at
-        every step (``numpy.sum`` of 1000 ones is 256, here 1000).  A
-        bfloat16 result is an ``ml_dtypes.bfloat16`` scalar, or float32
-        where ml_dtypes is not installed.  complex64 and complex128 are
-        summed in their own type; min, max, argmin and argmax order them
-        as NumPy does (real part, then imaginary part; the first NaN, in
-        either part, wins).  A ``numpy.ma`` masked
-        array is reduced as ``numpy.ma`` reduces it: masked elements do not
+        tensors through DLPack or a PyTorch tensor itself).  bfloat16 is
+        summed in float32, as float16, and rounded once: NumPy adds it in
+        bfloat16, rounding at every step (``numpy.sum`` of 1000 ones is
+        256, here 1000).  A bfloat16 result is an ``ml_dtypes.bfloat16``
+        scalar, or float32 where ml_dtypes is not installed.  complex64
+        and complex128 are summed in their own type; min, max, argmin and
+        argmax order them as NumPy does (real part, then imaginary part;
+        the first NaN, in either part, wins).  A ``numpy.ma`` masked array
+        is reduced as ``numpy.ma`` reduces it: masked elements do not
         count, and if every element is masked the result is
         ``numpy.ma.masked`` (the index operators, as
         ``MaskedArray.argmin``, never give it).
