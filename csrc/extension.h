@@ -145,10 +145,13 @@ typedef struct {
  * if `c_order` is set (cr_plan_layout).  `stream` (if `stream_given`) is the
  * caller's stream, which DLPack producers are asked to order their work
  * before; the stream the data is ready on otherwise is the input's
- * producer stream.  Returns 0, or -1 with an exception set and nothing
- * held. */
+ * producer stream.  A DLPack producer is called with its data's device
+ * current (a failure to make it so raises `cuda_error`, the module's
+ * CudaError, or ValueError).  Returns 0, or -1 with an exception set and
+ * nothing held. */
 int crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
-                       uintptr_t stream, crpy_input *input);
+                       uintptr_t stream, PyObject *cuda_error,
+                       crpy_input *input);
 
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);
@@ -175,5 +178,13 @@ uintptr_t crpy_dlpack_stream(int given, uintptr_t stream);
  * stream (if given) after the producer's, else the producer's own. */
 void crpy_choose_streams(const crpy_input *input, int given,
                          uintptr_t stream, cr_request *request);
+
+/* --- module.c ----------------------------------------------------------- */
+
+/* Raises the Python exception for a failed cuda/ call: ValueError for
+ * CR_ERR_INVALID, MemoryError, else `cuda_error` (the module's
+ * CudaError). */
+void crpy_raise_cr_error(PyObject *cuda_error, cr_status status,
+                         const cr_error *failure);
 
 #endif /* CUDAREDUCE_EXTENSION_H */

@@ -665,17 +665,52 @@ done:
     return capsule;
 }
 
+/* call_dlpack with CUDA device `device` current, and the caller's
+ * current device current again after it: a producer exports a tensor of
+ * its device, whose streams the consumer stream is one of, and PyTorch's
+ * refuses to with another device current ("Can't export tensors on a
+ * different CUDA device index", H100 x2, 2026-11-26), as CuPy's
+ * from_dlpack never has it.  Without a usable device there is none to
+ * make current: the producer is asked all the same, its capsule checked,
+ * and the reduction raises the no-device error. */
+static PyObject *
+call_dlpack_on(PyObject *obj, int device, uintptr_t consumer,
+               PyObject *cuda_error)
+{
+    cr_error failure;
+    int previous, unused;
+    cr_status status = cr_device_exchange(device, &previous, &failure);
+    if (status == CR_ERR_NO_DEVICE) {
+        return call_dlpack(obj, consumer);
+    }
+    if (status != CR_OK) {
+        crpy_raise_cr_error(cuda_error, status, &failure);
+        return NULL;
+    }
+    PyObject *capsule = call_dlpack(obj, consumer);
+    status = cr_device_exchange(previous, &unused, &failure);
+    if (status != CR_OK) {
+        Py_XDECREF(capsule);    /* unused: its deleter frees the tensor */
+        if (!PyErr_Occurred()) {
+            crpy_raise_cr_error(cuda_error, status, &failure);
+        }
+        return NULL;
+    }
+    return capsule;
+}
+
 /* Without a caller's stream, the data is ready on the consumer stream the
  * producer was given (crpy_dlpack_stream), and the reduction runs there,
  * as on a producer's stream. */
 static int
-acquire_dlpack_device(PyObject *obj, int stream_given, uintptr_t stream,
+acquire_dlpack_device(PyObject *obj, int device, int stream_given,
+                      uintptr_t stream, PyObject *cuda_error,
                       crpy_input *input)
 {
     int64_t strides[CR_MAX_DIMS];
     dl_tensor *tensor;
     const uintptr_t consumer = crpy_dlpack_stream(stream_given, stream);
-    PyObject *capsule = call_dlpack(obj, consumer);
+    PyObject *capsule = call_dlpack_on(obj, device, consumer, cuda_error);
     if (capsule == NULL) {
         return -1;
     }
@@ -745,7 +780,7 @@ acquire_dlpack_device(PyObject *obj, int stream_given, uintptr_t stream,
 
 static int
 acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
-               uintptr_t stream, crpy_input *input)
+               uintptr_t stream, PyObject *cuda_error, crpy_input *input)
 {
     long long device_type = -1, device_id = -1;
     PyObject *device = PyObject_CallNoArgs(device_fn);
@@ -773,7 +808,13 @@ acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
         return result;
     }
     if (device_type == DL_CUDA || device_type == DL_CUDA_MANAGED) {
-        return acquire_dlpack_device(obj, stream_given, stream, input);
+        if (device_id < 0 || device_id > INT_MAX) {
+            PyErr_Format(PyExc_ValueError, "__dlpack_device__() names CUDA "
+                         "device %lld", device_id);
+            return -1;
+        }
+        return acquire_dlpack_device(obj, (int)device_id, stream_given,
+                                     stream, cuda_error, input);
     }
     PyErr_Format(PyExc_TypeError, "cudareduce reads DLPack tensors on CUDA "
                  "(2) or CPU (1) devices, not device type %lld", device_type);
@@ -800,7 +841,7 @@ waits_through_dlpack(PyObject *obj, PyObject *interface)
  * numpy.asarray takes.  0, or -1 with an exception. */
 static int
 acquire_protocols(PyObject *obj, int stream_given, uintptr_t stream,
-                  crpy_input *input)
+                  PyObject *cuda_error, crpy_input *input)
 {
     int result;
     PyObject *attribute = optional_attribute(obj, CAI);
@@ -814,7 +855,8 @@ acquire_protocols(PyObject *obj, int stream_given, uintptr_t stream,
     }
     Py_XDECREF(attribute);
     if ((attribute = optional_attribute(obj, "__dlpack_device__")) != NULL) {
-        result = acquire_dlpack(obj, attribute, stream_given, stream, input);
+        result = acquire_dlpack(obj, attribute, stream_given, stream,
+                                cuda_error, input);
         Py_DECREF(attribute);
         return result;
     }
@@ -825,7 +867,8 @@ acquire_protocols(PyObject *obj, int stream_given, uintptr_t stream,
 
 int
 crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
-                   uintptr_t stream, crpy_input *input)
+                   uintptr_t stream, PyObject *cuda_error,
+                   crpy_input *input)
 {
     int result;
 
@@ -838,7 +881,8 @@ crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
         result = result < 0 ? -1 : 0;
     }
     else {
-        result = acquire_protocols(obj, stream_given, stream, input);
+        result = acquire_protocols(obj, stream_given, stream, cuda_error,
+                                   input);
     }
     if (result < 0) {
         crpy_release_input(input);

@@ -85,9 +85,9 @@ parse_threads(PyObject *value, int *threads)
     return 0;
 }
 
-/* Raises the Python exception for a failed cuda/ call. */
-static void
-raise_cr_error(module_state *state, cr_status status, const cr_error *failure)
+void
+crpy_raise_cr_error(PyObject *cuda_error, cr_status status,
+                    const cr_error *failure)
 {
     switch (status) {
     case CR_ERR_INVALID:
@@ -98,11 +98,11 @@ raise_cr_error(module_state *state, cr_status status, const cr_error *failure)
                      failure->message);
         break;
     case CR_ERR_NO_DEVICE:
-        PyErr_Format(state->cuda_error, "no usable CUDA device: %s",
+        PyErr_Format(cuda_error, "no usable CUDA device: %s",
                      failure->message);
         break;
     default:
-        PyErr_SetString(state->cuda_error, failure->message);
+        PyErr_SetString(cuda_error, failure->message);
         break;
     }
 }
@@ -334,7 +334,7 @@ reduce_extremes(module_state *state, const cr_request *request,
         status = cr_reduce(&extreme, &value, &failure);
         Py_END_ALLOW_THREADS
         if (status != CR_OK) {
-            raise_cr_error(state, status, &failure);
+            crpy_raise_cr_error(state->cuda_error, status, &failure);
             return -1;
         }
         *out[k] = extreme.acc == CR_TYPE_FLOAT32 ? (double)value.f : value.d;
@@ -457,17 +457,19 @@ resolve_reduction(const crpy_operator **op, const crpy_dtype *input,
  * dtype= argument or NULL); fills the request but for its streams.  0, or
  * -1 with an exception; close the call either way. */
 static int
-open_reduction_call(PyObject *op_name, PyObject *obj, PyObject *method_name,
-                    PyObject *threads_obj, PyObject *axis,
-                    PyArray_Descr *requested, int stream_given,
-                    uintptr_t stream, reduction_call *call)
+open_reduction_call(module_state *state, PyObject *op_name, PyObject *obj,
+                    PyObject *method_name, PyObject *threads_obj,
+                    PyObject *axis, PyArray_Descr *requested,
+                    int stream_given, uintptr_t stream,
+                    reduction_call *call)
 {
     cr_request *request = &call->request;
     if ((call->op = crpy_operator_named(op_name)) == NULL
         || parse_method(method_name, &request->method) < 0
         || parse_threads(threads_obj, &request->threads) < 0
         || crpy_acquire_input(obj, cr_op_gives_index(call->op->kernel_op),
-                              stream_given, stream, &call->input) < 0
+                              stream_given, stream, state->cuda_error,
+                              &call->input) < 0
         || check_axis(axis, call->input.ndim) < 0) {
         return -1;
     }
@@ -536,10 +538,11 @@ check_numpy_out(PyArrayObject *out, const crpy_dtype *result)
  * the request: one writable element of the result's dtype.  0, or -1 with
  * an exception; release *out either way. */
 static int
-acquire_device_out(PyObject *obj, int stream_given, uintptr_t stream,
-                   reduction_call *call, crpy_input *out)
+acquire_device_out(module_state *state, PyObject *obj, int stream_given,
+                   uintptr_t stream, reduction_call *call, crpy_input *out)
 {
-    if (crpy_acquire_input(obj, 0, stream_given, stream, out) < 0) {
+    if (crpy_acquire_input(obj, 0, stream_given, stream, state->cuda_error,
+                           out) < 0) {
         return -1;
     }
     if (out->location != CR_DEVICE) {
@@ -639,8 +642,9 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                      "%R", dtype_obj);
         return NULL;
     }
-    if (open_reduction_call(op_name, obj, method_name, threads_obj, axis,
-                            requested, stream_given, stream, &call) < 0) {
+    if (open_reduction_call(state, op_name, obj, method_name, threads_obj,
+                            axis, requested, stream_given, stream,
+                            &call) < 0) {
         goto done;
     }
     if (call.request.n == 0 && call.op->empty_error != NULL) {
@@ -661,7 +665,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         goto done;
     }
     if (out != Py_None && !PyArray_Check(out)
-        && acquire_device_out(out, stream_given, stream, &call,
+        && acquire_device_out(state, out, stream_given, stream, &call,
                               &device_out) < 0) {
         goto done;
     }
@@ -670,7 +674,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     status = cr_reduce(&call.request, &value, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        raise_cr_error(state, status, &failure);
+        crpy_raise_cr_error(state->cuda_error, status, &failure);
         goto done;
     }
     if (call.request.out != NULL) {
@@ -785,8 +789,9 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         || parse_timing(mode, buffers, warmup, reps, batch, &timing) < 0) {
         return NULL;
     }
-    if (open_reduction_call(op_name, obj, method_name, threads_obj, Py_None,
-                            NULL, 0, 0, &call) < 0) {
+    if (open_reduction_call(get_module_state(module), op_name, obj,
+                            method_name, threads_obj, Py_None, NULL, 0, 0,
+                            &call) < 0) {
         goto done;
     }
     if (call.input.location != CR_HOST || !call.input.layout.contiguous) {
@@ -805,7 +810,8 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                             &passes, &value, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        raise_cr_error(get_module_state(module), status, &failure);
+        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
+                            &failure);
         goto done;
     }
     scalar = box_result(&value, &call.request, call.reduced);
@@ -889,7 +895,8 @@ cudareduce_time_probe(PyObject *module, PyObject *args)
                            &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        raise_cr_error(get_module_state(module), status, &failure);
+        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
+                            &failure);
     }
     else {
         result = times_to_list(times_ms, reps);
@@ -937,7 +944,8 @@ cudareduce_stream_hold(PyObject *module, PyObject *stream_obj)
     status = cr_stream_hold_create(stream, &hold, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        raise_cr_error(get_module_state(module), status, &failure);
+        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
+                            &failure);
         return NULL;
     }
     capsule = PyCapsule_New(hold, stream_hold_capsule,
@@ -964,7 +972,8 @@ stream_hold_step(PyObject *module, PyObject *capsule, int hold_it,
                      : cr_stream_hold_release(hold, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        raise_cr_error(get_module_state(module), status, &failure);
+        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
+                            &failure);
         return NULL;
     }
     Py_RETURN_NONE;
@@ -1079,7 +1088,7 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
     status = cr_plan_launch(n, method, threads, cr_type_size(dtype->type),
                             cr_type_size(acc), sm_count, &plan, &failure);
     if (status != CR_OK) {
-        raise_cr_error(state, status, &failure);
+        crpy_raise_cr_error(state->cuda_error, status, &failure);
         goto error;
     }
     passes = PyList_New(plan.count);
@@ -1144,7 +1153,7 @@ cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     status = cr_request_block_sizes(&request, threads, &count, &failure);
     if (status != CR_OK) {
-        raise_cr_error(state, status, &failure);
+        crpy_raise_cr_error(state->cuda_error, status, &failure);
         goto error;
     }
     sizes = PyTuple_New(count);
@@ -1258,7 +1267,8 @@ cudareduce_device_info(PyObject *module, PyObject *Py_UNUSED(ignored))
     status = cr_device_query(&info, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        raise_cr_error(get_module_state(module), status, &failure);
+        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
+                            &failure);
         return NULL;
     }
     return Py_BuildValue(

@@ -304,6 +304,11 @@ typedef struct {
 
 cr_status cr_device_query(cr_device_info *info, cr_error *error);
 
+/* Makes `device` current and writes the device that was current to
+ * *previous (the caller makes it current again with another call).  A
+ * device the machine does not have is CR_ERR_INVALID. */
+cr_status cr_device_exchange(int device, int *previous, cr_error *error);
+
 /* One reduction, writing the single result (of the accumulator type
  * `acc`, or a cr_indexed_result: cr_result_size(acc, op) bytes) to
  * `result`.

@@ -1,5 +1,5 @@
-/* device.cu: the device query, and CUDA's errors as the library reports
- * them (check.cuh). */
+/* device.cu: the device query, the current device's exchange, and CUDA's
+ * errors as the library reports them (check.cuh). */
 #include <cstdio>
 
 #include <cuda/version>
@@ -79,6 +79,28 @@ cr_device_query(cr_device_info *info, cr_error *error)
     CR_CHECK(cudaDriverGetVersion(&info->driver_version));
     CR_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
     info->cccl_version = CCCL_VERSION;
+done:
+    return status;
+}
+
+extern "C" cr_status
+cr_device_exchange(int device, int *previous, cr_error *error)
+{
+    cr_status status = CR_OK;
+    int count = 0;
+    CR_CHECK(cudaGetDevice(previous));
+    if (device == *previous) {
+        goto done;
+    }
+    CR_CHECK(cudaGetDeviceCount(&count));
+    if (device < 0 || device >= count) {
+        error->cuda_code = 0;
+        snprintf(error->message, sizeof(error->message), "CUDA device %d "
+                 "does not exist: this machine has %d", device, count);
+        status = CR_ERR_INVALID;
+        goto done;
+    }
+    CR_CHECK(cudaSetDevice(device));
 done:
     return status;
 }

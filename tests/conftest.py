@@ -121,6 +121,24 @@ def pytest_sessionfinish(session):
         os.replace(partial, path)
 
 
+@pytest.fixture(autouse=True)
+def first_device_current(request):
+    """Every GPU test starts with device 0 current in its thread, as on a
+    machine of one GPU.  An earlier test may leave another current: on two
+    GPUs, a test found device 1 current, made its data there and its
+    threads' streams on device 0 (H100 x2, 2026-11-26).  A test whose
+    subject is another current device makes it current itself
+    (tests/test_devices_gpu.py)."""
+    if request.node.get_closest_marker("gpu") is not None:
+        try:
+            import cupy  # noqa: PLC0415 - only where GPU tests run
+        except ImportError:
+            cupy = None
+        if cupy is not None and cupy.cuda.runtime.getDevice() != 0:
+            cupy.cuda.runtime.setDevice(0)
+    yield
+
+
 @pytest.fixture(scope="session")
 def session_seed(pytestconfig) -> int:
     """The session's random seed (see the module docstring)."""

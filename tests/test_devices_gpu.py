@@ -16,6 +16,10 @@ Concurrent calls: one thread a device (two threads on device 0 where the
 machine has one), each reducing arrays on its own device with every
 method at once, each its own answers.
 
+A DLPack producer is asked for its tensor with the tensor's device
+current (PyTorch refuses otherwise), and a device it names that the
+machine lacks is a ValueError.
+
 Host arrays go to the current device.  The fast method's workspaces and
 the host rings are kept per device (``cuda/kept_list.cuh``), created on a
 device's first use.
@@ -98,6 +102,41 @@ def test_device_array_is_reduced_on_its_own_device(cupy, torch, rng, kind):
             else:
                 assert got == want or (np.isnan(got) and np.isnan(want)), (
                     op, method, data_device, current, got, want)
+
+
+class CurrentDeviceRecorder(DLPackOnly):
+    """DLPackOnly recording, in each __dlpack__ call, the device that
+    `current()` says is current."""
+
+    __slots__ = ("current", "seen")
+
+    def __init__(self, array, current):
+        super().__init__(array)
+        self.current = current
+        self.seen = []
+
+    def __dlpack__(self, *args, **kwargs):
+        self.seen.append(self.current())
+        return super().__dlpack__(*args, **kwargs)
+
+
+def test_dlpack_producer_is_called_with_its_device_current(cupy, rng):
+    # DLPack's consumer stream is one of the data's device, and PyTorch
+    # exports a tensor only with its device current.
+    host = rng.integers(-9, 9, N).astype(np.int32)
+    for data_device, current in device_pairs(cupy):
+        with cupy.cuda.Device(data_device):
+            x = CurrentDeviceRecorder(cupy.asarray(host),
+                                      cupy.cuda.runtime.getDevice)
+        cupy.cuda.runtime.setDevice(current)
+        assert cudareduce.sum(x) == host.sum()
+        assert x.seen == [data_device]
+        assert cupy.cuda.runtime.getDevice() == current
+    count = cupy.cuda.runtime.getDeviceCount()
+    claims = DLPackOnly(cupy.asarray(host), device=(2, count))
+    with pytest.raises(ValueError, match=f"CUDA device {count} does not "
+                                         f"exist: this machine has {count}"):
+        cudareduce.sum(claims)
 
 
 def test_strided_view_is_gathered_on_its_own_device(cupy, rng):

@@ -658,11 +658,22 @@ class RecordingDLPack:
 def test_dlpack_cuda_and_managed_ask_the_producer_for_a_stream(
         device_type, stream, asked, size):
     # The device path: the capsule is asked for with the consumer's stream
-    # (DLPack's stream= argument), whatever the size, before any CUDA call.
+    # (DLPack's stream= argument), whatever the size, before any reduction
+    # (without a GPU, with no device to make current for the producer).
     obj = RecordingDLPack(device_type)
     with pytest.raises(ProducerCalled):
         cudareduce.sum(obj, stream=stream)
     assert obj.calls == [((), {"stream": asked})], obj.calls
+
+
+@pytest.mark.parametrize("device_id", [-1, 2 ** 31])
+def test_dlpack_cuda_device_id_out_of_range_is_a_value_error(device_id):
+    # Refused before the producer is asked (no device to make current).
+    obj = RecordingDLPack(KDL_CUDA)
+    obj.__dlpack_device__ = lambda: (KDL_CUDA, device_id)
+    with pytest.raises(ValueError, match=f"names CUDA device {device_id}"):
+        cudareduce.sum(obj)
+    assert obj.calls == []
 
 
 class StreamlessDLPack(DLPackOnly):

@@ -280,6 +280,7 @@ def test_eight_threads_of_mixed_calls_are_exact(cupy, rng, seed_note):
                 cases.append(("strided", device[::-3], host[::-3]))
                 cases.append(("dlpack", DLPackOnly(device[1:]), host[1:]))
     cupy.cuda.Device().synchronize()
+    device = cupy.cuda.runtime.getDevice()
     expected = {(index, op): numpy_answer(op, host)
                 for index, (_, _, host) in enumerate(cases) for op in OPS}
     threads_count, calls = 8, 500
@@ -288,6 +289,9 @@ def test_eight_threads_of_mixed_calls_are_exact(cupy, rng, seed_note):
 
     def work(worker):
         local = np.random.default_rng([worker, int(rng.integers(1 << 30))])
+        # A new thread starts with device 0 current: the data's device is
+        # made current, so that its stream is one of that device.
+        cupy.cuda.runtime.setDevice(device)
         stream = cupy.cuda.Stream(non_blocking=True)
         streams = [None, stream, stream.ptr, 0]
         start.wait()
