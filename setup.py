@@ -158,7 +158,14 @@ class CudaBuildExt(build_ext):
         super().build_extensions()
 
     def build_extension(self, ext: Extension) -> None:
-        ext.extra_objects = list(ext.extra_objects) + self.compile_cuda()
+        objects = self.compile_cuda()
+        ext.extra_objects = list(ext.extra_objects) + objects
+        # build_ext relinks only where a source or a dependency is newer
+        # than the built extension: without the CUDA objects and the C
+        # headers among them, a change to cuda/ or to a header alone left
+        # the last build's extension in place (2026-11-26).
+        ext.depends = list(ext.depends) + objects + rel_sources(
+            "csrc/*.h") + rel_sources("cuda/*.h")
         super().build_extension(ext)
 
     def nvcc_command(self) -> list[str]:
