@@ -9,6 +9,7 @@
 
 #include "check.cuh"
 #include "dispatch.cuh"
+#include "pool.cuh"
 #include "runners.cuh"
 
 struct cr_dispatch_entry {
@@ -244,9 +245,9 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
         if (status != CR_OK) {
             break;
         }
-        CR_CHECK(cudaMallocAsync(&r->scratch,
-                                 aligned16(r->cub_temp_bytes) + r->acc_size,
-                                 stream));
+        CR_POOL_MALLOC(&r->scratch,
+                       aligned16(r->cub_temp_bytes) + r->acc_size,
+                       stream);
         r->device_result = static_cast<char *>(r->scratch)
             + aligned16(r->cub_temp_bytes);
         break;
@@ -264,9 +265,9 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
                                   * CR_FLAGGED_BYTES(r->acc_size);
         const size_t zeroed_bytes = aligned16(slot_bytes
                                               + sizeof(unsigned int));
-        CR_CHECK(cudaMallocAsync(&r->scratch,
-                                 zeroed_bytes + CR_MAX_ACCUMULATOR_BYTES,
-                                 stream));
+        CR_POOL_MALLOC(&r->scratch,
+                       zeroed_bytes + CR_MAX_ACCUMULATOR_BYTES,
+                       stream);
         r->tickets = reinterpret_cast<unsigned int *>(
             static_cast<char *>(r->scratch) + slot_bytes);
         r->device_result = static_cast<char *>(r->scratch) + zeroed_bytes;
@@ -278,9 +279,9 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
         if (status != CR_OK) {
             break;
         }
-        CR_CHECK(cudaMallocAsync(&r->scratch,
-                                 workspace_bytes(&r->plan, r->acc_size),
-                                 stream));
+        CR_POOL_MALLOC(&r->scratch,
+                       workspace_bytes(&r->plan, r->acc_size),
+                       stream);
         break;
     }
 done:

@@ -7,6 +7,7 @@
 #include "gather.cuh"
 #include "host_path.cuh"
 #include "host_ring.cuh"
+#include "pool.cuh"
 
 /* The chunk at which the next host reduction fails (cr_inject_host_fault),
  * or -1. */
@@ -77,16 +78,16 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
             }
         }
         /* A slot per chunk, and one for their combine. */
-        CR_CHECK(cudaMallocAsync((void **)&partials,
-                                 (size_t)(chunks + 1) * acc_size, stream));
+        CR_POOL_MALLOC((void **)&partials,
+                       (size_t)(chunks + 1) * acc_size, stream);
     }
     if (casts) {
         /* Chunk k is cast and reduced on `stream` before chunk k + 1 is
          * cast: one buffer serves them all. */
-        CR_CHECK(cudaMallocAsync(&cast_buffer,
-                                 (size_t)(chunks > 1 ? chunk : tail)
-                                     * cr_type_size(route->staged),
-                                 stream));
+        CR_POOL_MALLOC(&cast_buffer,
+                       (size_t)(chunks > 1 ? chunk : tail)
+                           * cr_type_size(route->staged),
+                       stream);
     }
     for (int64_t k = 0; k < chunks; k++) {
         const int slot = (int)(k % ring->count);

@@ -10,6 +10,7 @@
 #include "gather.cuh"
 #include "host_path.cuh"
 #include "host_ring.cuh"
+#include "pool.cuh"
 #include "store.cuh"
 #include "workspace.cuh"
 
@@ -168,10 +169,10 @@ reduce_here(const cr_request *request, cr_route route, void *result,
         goto done;
     }
     if (stage) {
-        CR_CHECK(cudaMallocAsync(&input_buffer,
-                                 (size_t)request->n
-                                     * cr_type_size(route.staged),
-                                 stream));
+        CR_POOL_MALLOC(&input_buffer,
+                       (size_t)request->n
+                           * cr_type_size(route.staged),
+                       stream);
         status = cr_gather(in, gather ? request->layout : NULL, request->n,
                            request->type, route.staged, &route.nan,
                            input_buffer, stream, error);
@@ -254,5 +255,6 @@ cr_release_resources(void)
 {
     cr_workspaces.clear();
     cr_host_rings.clear();
+    cr_pools_clear();
 }
 

@@ -7,6 +7,7 @@
 #include "check.cuh"
 #include "cudareduce_timing.h"
 #include "dispatch.cuh"
+#include "pool.cuh"
 #include "tuning.h"
 
 /* Events of one sample: its start, one after each timed pass, its end. */
@@ -160,8 +161,7 @@ cr_time_reduce(const cr_request *request, const cr_timing *timing,
         goto done;
     }
     *passes = cr_reducer_passes(&r);
-    CR_CHECK(cudaMallocAsync((void **)&inputs, bytes * timing->buffers,
-                             stream));
+    CR_POOL_MALLOC((void **)&inputs, bytes * timing->buffers, stream);
     for (int b = 0; b < timing->buffers; b++) {
         CR_CHECK(cudaMemcpyAsync(inputs + (size_t)b * bytes,
                                  cr_layout_start(request->data,
@@ -300,9 +300,9 @@ cr_time_probe(cr_probe probe, int64_t bytes, const cr_timing *timing,
                                     device_id));
     grid = sm_count * (CR_THREADS_PER_SM / CR_PROBE_THREADS);
     if (probe != CR_PROBE_EMPTY) {
-        CR_CHECK(cudaMallocAsync((void **)&device,
-                                 span * timing->buffers + sizeof(int),
-                                 stream));
+        CR_POOL_MALLOC((void **)&device,
+                       span * timing->buffers + sizeof(int),
+                       stream);
         CR_CHECK(cudaMemsetAsync(device, 0, span * timing->buffers,
                                  stream));
     }

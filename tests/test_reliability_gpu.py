@@ -243,6 +243,25 @@ print("REPORT " + json.dumps(report))
 
 
 @pytest.mark.whole_gpu
+def test_a_big_buffer_goes_back_to_the_driver(cupy):
+    """cudareduce's memory pools keep 64 MiB between calls (cuda/pool.cuh),
+    not what a big call took: after the 1 GiB gather buffer of a strided
+    view (every method) and a synchronisation, the device has as much
+    free as before, less those 64 MiB (and the pool's 2 MiB grain)."""
+    rt = cupy.cuda.runtime
+    x = cupy.ones(1 << 29, cupy.float32)[::2]
+    for method in cudareduce.methods():
+        cudareduce.sum(x[:4096], method)        # the pool, the kernels
+    rt.deviceSynchronize()
+    before = rt.memGetInfo()[0]
+    for method in cudareduce.methods():
+        assert int(cudareduce.sum(x, method)) == 1 << 28, method
+        rt.deviceSynchronize()
+        taken = before - rt.memGetInfo()[0]
+        assert taken <= (66 << 20), (method, taken >> 20)
+
+
+@pytest.mark.whole_gpu
 def test_out_of_memory_is_an_exception_and_recoverable():
     """Nearly all device memory taken: a call that needs more raises
     MemoryError (or CudaError), never aborts; once the memory is free the
