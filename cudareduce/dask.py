@@ -37,8 +37,8 @@ task's blocks are consecutive in the block grid, except on a cluster of
 several workers, where they are blocks that one worker holds (a block not
 persisted there yet is a task of its own), so that no block moves between
 workers, only partials; on the threaded scheduler, partials of chunks on
-several GPUs are copied to one of them to be combined (the run on several
-GPUs has not been made yet).
+several GPUs are copied to one of them to be combined (both checked on
+two H100s, 2026-11-26: tests/test_dask_gpu.py, test_dask_cluster_gpu.py).
 
 :func:`reduce_array` is the one call of cudareduce on a chunk or on
 partials; the tests without a GPU replace it.
