@@ -37,12 +37,10 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import statistics
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from cudareduce.bench.timers import wall_times
+from cudareduce.bench.timers import median_wall_time
 
 __all__ = ["chunk_elements", "main", "parse_args", "report", "targets"]
 
@@ -85,17 +83,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def chunk_elements(chunk_mib: int, itemsize: int = 4) -> int:
     """Elements of a chunk of `chunk_mib` MiB."""
     return chunk_mib * MIB // itemsize
-
-
-def median_seconds(run: Callable[[], Any], sync: Callable[[], None],
-                   repeats: int) -> float:
-    """Median wall time of ``run(); sync()`` after one untimed warm-up."""
-    def call() -> None:
-        run()
-        sync()
-    wall_times(call, 1)
-    times, _ = wall_times(call, repeats)
-    return statistics.median(times)
 
 
 def report(rows: list[dict], single_gbps: float) -> str:
@@ -174,8 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     state = da.random.RandomState(RandomState=cupy.random.RandomState)
     whole = state.random_sample(n, chunks=n, dtype="float32").compute()
     sync()
-    single = median_seconds(functools.partial(cudareduce.sum, whole), sync,
-                            args.repeats)
+    single, _ = median_wall_time(functools.partial(cudareduce.sum, whole),
+                                 sync, args.repeats)
     del whole
     single_gbps = nbytes / single / 1e9
     print(f"{cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}, "
@@ -214,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for method, lazy in (
                         ("dask x.sum()", x.sum()),
                         ("cudareduce.dask", cudareduce.dask.sum(x))):
-                    seconds = median_seconds(
+                    seconds, _ = median_wall_time(
                         lambda lazy=lazy: lazy.compute(), sync,
                         args.repeats)
                     rows.append({

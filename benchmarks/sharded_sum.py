@@ -60,13 +60,13 @@ import tempfile
 from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any
 
-from cudareduce.bench.timers import wall_times
+from cudareduce.bench.timers import median_wall_time, wall_times
 
 __all__ = ["NCCL_ROWS", "RTOL", "document", "exit_status",
            "force_multicast_off", "is_correct", "main", "make_row",
-           "median_seconds", "nccl_rows", "nccl_text", "parse_args",
-           "rank_seconds", "relative_error", "report", "shard_sizes",
-           "timed_runs", "total_elements"]
+           "nccl_rows", "nccl_text", "parse_args", "rank_seconds",
+           "relative_error", "report", "shard_sizes", "timed_runs",
+           "total_elements"]
 
 GIB = 1 << 30
 ITEMSIZE = 4                    # float32
@@ -178,20 +178,6 @@ def make_row(name: str, gpus: int, nbytes: int, seconds: float,
     return {"name": name, "gpus": gpus, "nbytes": nbytes,
             "seconds": seconds, "value": value, "reference": reference,
             "correct": is_correct(value, reference)}
-
-
-def median_seconds(run: Callable[[], Any], sync: Callable[[], None],
-                   repeats: int, warmup: int = WARMUP
-                   ) -> tuple[float, Any]:
-    """(median wall time of ``run(); sync()`` over `repeats` calls after
-    `warmup` untimed ones, the last call's value of `run`)."""
-    def call() -> Any:
-        value = run()
-        sync()
-        return value
-    wall_times(call, warmup)
-    times, value = wall_times(call, repeats)
-    return statistics.median(times), value
 
 
 def timed_runs(run: Callable[[], Any], before: Callable[[], None],
@@ -344,8 +330,8 @@ def _one_process_rows(sizes: Sequence[int], seed: int, repeats: int
             torch.cuda.synchronize(device)
 
     sync()
-    seconds, value = median_seconds(lambda: cudareduce.sum(shards[0]),
-                                    sync, repeats)
+    seconds, value = median_wall_time(lambda: cudareduce.sum(shards[0]),
+                                      sync, repeats, WARMUP)
     rows = [make_row(ONE_GPU, 1, sizes[0] * ITEMSIZE, seconds,
                      float(value), references[0])]
     _say(rows[-1])
@@ -369,8 +355,8 @@ def _one_process_rows(sizes: Sequence[int], seed: int, repeats: int
             (TORCH_COPY, lambda shard, out: torch.sum(shard, 0, out=out))):
         for partial in partials:
             partial.fill_(math.nan)   # no stale partial can pass the check
-        seconds, value = median_seconds(combined(reduce_into), sync,
-                                        repeats)
+        seconds, value = median_wall_time(combined(reduce_into), sync,
+                                          repeats, WARMUP)
         rows.append(make_row(name, len(sizes), sum(sizes) * ITEMSIZE,
                              seconds, value, reference))
         _say(rows[-1])

@@ -510,3 +510,23 @@ def test_wall_times():
                                      5)
     assert len(times) == 5 and all(t >= 0 for t in times)
     assert value == 5 and calls == [1] * 5
+
+
+def test_median_wall_time_warms_up_then_takes_the_median():
+    """The benchmark scripts' timer (benchmarks/dask_sum.py and
+    sharded_sum.py): `warmup` untimed calls, then `repeats` timed, each
+    followed by `sync`; the last value of `run`."""
+    calls = []
+    seconds, _ = timers.median_wall_time(lambda: calls.append("run"),
+                                         lambda: calls.append("sync"), 3)
+    assert calls == ["run", "sync"] * 4 and 0 <= seconds < 1
+    calls.clear()
+
+    def run():
+        calls.append("run")
+        return len(calls)
+
+    seconds, value = timers.median_wall_time(
+        run, lambda: calls.append("sync"), 3, warmup=2)
+    assert calls == ["run", "sync"] * 5 and 0 <= seconds < 1
+    assert value == 9

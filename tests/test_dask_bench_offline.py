@@ -110,8 +110,3 @@ def test_scaling_target_where_the_run_has_two_workers():
         "1.8x on 1: no figure", False)
 
 
-def test_median_seconds_warms_up_then_takes_the_median():
-    calls = []
-    seconds = dask_sum.median_seconds(lambda: calls.append("run"),
-                                      lambda: calls.append("sync"), 3)
-    assert calls == ["run", "sync"] * 4 and 0 <= seconds < 1

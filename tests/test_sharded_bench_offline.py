@@ -189,19 +189,6 @@ def test_multicast_forced_off():
                        "NVSHMEM_DISABLE_NVLS": "1"}
 
 
-def test_median_seconds_warms_up_then_takes_the_median():
-    calls = []
-
-    def run():
-        calls.append("run")
-        return len(calls)
-
-    seconds, value = sharded_sum.median_seconds(
-        run, lambda: calls.append("sync"), 3, warmup=2)
-    assert calls == ["run", "sync"] * 5 and 0 <= seconds < 1
-    assert value == 9
-
-
 def test_timed_runs_calls_before_untimed_and_skips_the_warm_up():
     calls = []
 

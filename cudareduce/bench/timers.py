@@ -29,7 +29,8 @@ from cudareduce import _cudareduce
 from cudareduce.results import DEFAULT_OP, is_peer
 
 __all__ = ["DeviceArrays", "GpuTimes", "MethodTimer", "device_arrays",
-           "load_peer", "method_timer", "probe_us", "wall_times"]
+           "load_peer", "median_wall_time", "method_timer", "probe_us",
+           "wall_times"]
 
 #: (value of the last run, time per run of each sample in ms, the per-pass
 #: ms of each sample: cold samples of a method that splits into passes,
@@ -314,3 +315,17 @@ def wall_times(call: Callable[[], Any], reps: int
         value = call()
         times.append(time.perf_counter() - start)
     return times, value
+
+
+def median_wall_time(run: Callable[[], Any], sync: Callable[[], None],
+                     repeats: int, warmup: int = 1) -> tuple[float, Any]:
+    """(median wall seconds of ``run(); sync()`` over `repeats` calls
+    after `warmup` untimed ones, the last call's value of `run`): the
+    benchmark scripts' timing of a whole call, the GPU waited for."""
+    def call() -> Any:
+        value = run()
+        sync()
+        return value
+    wall_times(call, warmup)
+    times, value = wall_times(call, repeats)
+    return statistics.median(times), value
