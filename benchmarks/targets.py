@@ -337,11 +337,7 @@ def targets(document: Any) -> list[Row]:
     keys = set(document) if isinstance(document, Mapping) else set()
     if keys - {"dtypes"} == {"results", "latency_us"}:
         validate_document(document["results"])
-        dtypes = document.get("dtypes", COMPARE_DTYPES)
-        if not (isinstance(dtypes, list | tuple) and dtypes
-                and all(isinstance(d, str) for d in dtypes)):
-            raise ValueError(f"dtypes: expected a list of dtype names, "
-                             f"got {dtypes!r}")
+        comparison_dtypes(document)     # a malformed "dtypes" raises
         return peers_targets(document)
     if keys == {"device", "date", "pinned_gbps", "results"}:
         return host_targets(document)

@@ -309,6 +309,9 @@ def test_a_document_without_dtypes_compared_compare_dtypes():
     made = comparison()
     del made["dtypes"]
     assert peers.comparison_dtypes(made) == peers.COMPARE_DTYPES
+    made["dtypes"] = "complex64"
+    with pytest.raises(ValueError, match="expected a list of dtype names"):
+        peers.comparison_dtypes(made)
 
 
 def no_latency(ordinal):

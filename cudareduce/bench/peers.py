@@ -171,8 +171,19 @@ def compare(threads: int | None = None, peers: bool = True,
 def comparison_dtypes(comparison: Mapping[str, Any]) -> tuple[str, ...]:
     """The dtypes a comparison compares, in its order: its ``"dtypes"``
     (:data:`COMPARE_DTYPES` for a document from before they were
-    recorded)."""
-    return tuple(comparison.get("dtypes", COMPARE_DTYPES))
+    recorded).
+
+    Raises
+    ------
+    ValueError
+        ``"dtypes"`` is not a non-empty list of names.
+    """
+    dtypes = comparison.get("dtypes", COMPARE_DTYPES)
+    if not (isinstance(dtypes, list | tuple) and dtypes
+            and all(isinstance(d, str) for d in dtypes)):
+        raise ValueError(f"dtypes: expected a list of dtype names, got "
+                         f"{dtypes!r}")
+    return tuple(dtypes)
 
 
 def comparison_op(comparison: Mapping[str, Any]) -> str:
