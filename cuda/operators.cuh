@@ -218,14 +218,29 @@ struct NanMaxOp {
     }
 };
 
+/* The zero bytes after a value of V beside a wider word of W (an index,
+ * a count), where the compiler would leave padding.  The host copies a
+ * result whole, so none of its bytes may be padding that no store writes:
+ * CUB's kernels, fast and fold_partials stored a float sum and its count
+ * as two fields, and compute-sanitizer's initcheck reported the 4 bytes
+ * between unwritten (12 errors, H100, 2026-11-24).  The constructors
+ * write these zeros, so every store covers the whole accumulator.
+ *
+ * Each accumulator below takes them in a partial specialisation for a
+ * narrow V.  An empty [[no_unique_address]] member for a wide V would
+ * have served both in one template, but nvcc 13.0's device code does not
+ * honour it: PTX gave indexed<double> a 32-byte stride while sizeof said
+ * 16, and the GPU suite faulted (1731 failures, H100, 2026-11-26). */
+template <class V, class W>
+struct zero_fill {
+    unsigned char bytes[sizeof(W) - sizeof(V)];
+};
+
 /* The accumulator of argmin and argmax (and of complex min and max): an
  * element's value beside its C-order index, laid out as cudareduce.h's
  * cr_indexed_result, as long as cr_result_size says: the value padded to
  * 8 bytes.  (An int index serves positions inside one vector load:
- * fast.cuh.)  The host copies the result whole, so none of its bytes may
- * be padding that no store writes (counted's comment below says how
- * initcheck found such bytes): a value narrower than the index is
- * followed by zero bytes, which every store writes. */
+ * fast.cuh.) */
 template <class V, class I = int64_t, bool NARROW = (sizeof(V) < sizeof(I))>
 struct indexed {
     I index;
@@ -242,7 +257,7 @@ template <class V, class I>
 struct indexed<V, I, true> {
     I index;
     V value;
-    unsigned char zero[sizeof(I) - sizeof(V)];
+    zero_fill<V, I> zero;
 
     indexed() = default;
     __host__ __device__ constexpr indexed(I index_, V value_)
@@ -356,21 +371,15 @@ struct counted {
     }
 };
 
-/* The host copies the result's 16 bytes whole, so none of them may be
- * padding: CUB's kernels, fast and fold_partials store a float sum and the
- * count as two fields, and compute-sanitizer's initcheck reported the 4
- * padding bytes unwritten (12 errors, H100, 2026-11-24).  A zero word
- * fills them. */
 template <class V>
 struct counted<V, true> {
-    static_assert(sizeof(V) == 4, "a narrow sum is a float");
     int64_t count;
     V sum;
-    uint32_t zero;
+    zero_fill<V, int64_t> zero;
 
     counted() = default;
     __host__ __device__ constexpr counted(V sum_, int64_t count_)
-        : count(count_), sum(sum_), zero(0)
+        : count(count_), sum(sum_), zero{}
     {
     }
 };
