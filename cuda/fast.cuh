@@ -198,11 +198,22 @@ collect_slot(unsigned long long *slot)
  * CR_THREADS_PER_SM threads run (32 a thread), which argmin's value and
  * index would pass otherwise (int32, 1,024 threads: 38 registers, one
  * block an SM; the sums take 24 to 32 anyway); narrower ones' vectors of
- * 8 or 16 elements would spill there (96 to 170 bytes, ptxas). */
+ * 8 or 16 elements would spill there (96 to 170 bytes, ptxas).  Nor do
+ * accumulators over 16 bytes (complex128's value beside an index or a
+ * count) get that bound: they need 36 to 47 registers (ptxas, sm_90), and
+ * at 32 the NaN-skipping index operators spilled 72 bytes and ran at
+ * 0.66x the float32 sum's GB/s (complex128 nanmin at 2^28: 2,183 us
+ * against cub's 1,400; H100, 2026-11-26: docs/recorded/peers-2026-11-26-
+ * h100-complex-nanmin.json). */
+template <class T, class Acc>
+inline constexpr bool fast_full_occupancy = sizeof(T) >= 4
+                                            && sizeof(Acc) <= 16;
+
 template <int BLOCK, class T, class Acc, class Op>
 __global__ void __launch_bounds__(
     most_threads<BLOCK>,
-    sizeof(T) >= 4 ? CR_THREADS_PER_SM / most_threads<BLOCK> : 1)
+    fast_full_occupancy<T, Acc> ? CR_THREADS_PER_SM / most_threads<BLOCK>
+                                : 1)
 reduce_fast(const T *in, int64_t n, unsigned long long *slots,
             unsigned int *tickets, Acc *result, unsigned long long *words,
             unsigned int sequence)
