@@ -203,8 +203,10 @@ collect_slot(unsigned long long *slot)
  * count) get that bound: they need 36 to 47 registers (ptxas, sm_90), and
  * at 32 the NaN-skipping index operators spilled 72 bytes and ran at
  * 0.66x the float32 sum's GB/s (complex128 nanmin at 2^28: 2,183 us
- * against cub's 1,400; H100, 2026-11-26: docs/recorded/peers-2026-11-26-
- * h100-complex-nanmin.json). */
+ * against cub's 1,400); without it, at 1.01x (1,420).  The others of
+ * that size lose about 1% without it (36 registers, one block an SM):
+ * complex128 min at 2^28, back to back, 1,385 -> 1,403 us, 0.99x cub
+ * (H100, 2026-11-26: docs/recorded/complex-2026-11-26-h100.txt). */
 template <class T, class Acc>
 inline constexpr bool fast_full_occupancy = sizeof(T) >= 4
                                             && sizeof(Acc) <= 16;
