@@ -133,6 +133,19 @@ def gencode_flags(archs: list[int]) -> list[str]:
     return flags
 
 
+def spill_flags() -> list[str]:
+    """ptxas's warning for each kernel that spills registers, where
+    CUDAREDUCE_WARN_SPILLS is set: .ci/run builds its sm_90 wheel so and
+    fails on one.  fast's complex128 NaN-skipping index operators once
+    spilled 72 bytes there and ran at 0.66x their sum's speed (H100,
+    2026-11-26).  Off by default: for sm_80, which no GPU of the project's
+    can time, ptxas reports 8 to 24 bytes in fast's float and double
+    argmin and argmax (nvcc 13.0)."""
+    if os.environ.get("CUDAREDUCE_WARN_SPILLS"):
+        return ["-Xptxas", "-warn-spills"]
+    return []
+
+
 # ---------------------------------------------------------------------------
 # The build
 
@@ -178,7 +191,7 @@ class CudaBuildExt(build_ext):
                 "-Xfatbin", "-compress-all",
                 "--expt-relaxed-constexpr", "-lineinfo",
                 "-I", str(ROOT / CUDA_DIR),
-                *gencode_flags(self.archs)]
+                *gencode_flags(self.archs), *spill_flags()]
 
     def compile_cuda(self) -> list[str]:
         """Compiles each cuda/*.cu to an object in build_temp, in parallel;
