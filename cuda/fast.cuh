@@ -1,9 +1,10 @@
 /* fast.cuh: the fast path, past the ladder, for current GPUs.
  *
  * One launch for any n.  Each thread streams 16-byte vector loads, UNROLL
- * of them in flight, into UNROLL independent accumulators (the head before
- * the first 16-byte boundary and the tail after the last full vector are
- * read element by element); warps reduce with shuffles, blocks through 32
+ * of them in flight, into as many independent accumulators, or one where
+ * the accumulator is wide (fast_chains); the head before the first
+ * 16-byte boundary and the tail after the last full vector are read
+ * element by element.  Warps reduce with shuffles, blocks through 32
  * shared slots.  A grid of one block writes the result directly.  In a
  * larger grid each block stores its partial as flagged words
  * (flagged_words.cuh) with no fence, and the block that started last (a
@@ -78,13 +79,19 @@ __device__ __forceinline__ unsigned int block_size()
 template <int BLOCK>
 inline constexpr int most_threads = BLOCK != 0 ? BLOCK : CR_MAX_THREADS;
 
-/* A block's values combined; thread 0 holds the result. */
+/* A block's values combined; thread 0 holds the result.  The thread's
+ * index is read afresh (a volatile read the compiler cannot reuse): the
+ * warp number of reduce_fast's first call, kept for its second, was the
+ * one value that spilled (4 bytes) in complex128 argmin and nanmean at
+ * 32 registers (ptxas, sm_90). */
 template <int BLOCK, class Acc, class Op>
 __device__ __forceinline__ Acc block_reduce(Acc v)
 {
     __shared__ Acc warp_partials[most_threads<BLOCK> / 32];
-    const unsigned int lane = threadIdx.x % 32;
-    const unsigned int warp = threadIdx.x / 32;
+    unsigned int thread;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(thread));
+    const unsigned int lane = thread % 32;
+    const unsigned int warp = thread / 32;
     v = warp_reduce<Acc, Op>(v);
     if (lane == 0) {
         warp_partials[warp] = v;
@@ -198,29 +205,34 @@ collect_slot(unsigned long long *slot)
  * CR_THREADS_PER_SM threads run (32 a thread), which argmin's value and
  * index would pass otherwise (int32, 1,024 threads: 38 registers, one
  * block an SM; the sums take 24 to 32 anyway); narrower ones' vectors of
- * 8 or 16 elements would spill there (96 to 170 bytes, ptxas).  Nor do
- * accumulators over 16 bytes (complex128's value beside an index or a
- * count) get that bound: they need 36 to 47 registers (ptxas, sm_90), and
- * at 32 the NaN-skipping index operators spilled 72 bytes and ran at
- * 0.66x the float32 sum's GB/s (complex128 nanmin at 2^28: 2,183 us
- * against cub's 1,400); without it, at 1.01x (1,420).  The others of
- * that size lose about 1% without it (36 registers, one block an SM):
- * complex128 min at 2^28, back to back, 1,385 -> 1,403 us, 0.99x cub
- * (H100, 2026-11-26: docs/recorded/complex-2026-11-26-h100.txt). */
-template <class T, class Acc>
-inline constexpr bool fast_full_occupancy = sizeof(T) >= 4
-                                            && sizeof(Acc) <= 16;
+ * 8 or 16 elements would spill there (96 to 170 bytes, ptxas). */
+template <class T>
+inline constexpr bool fast_full_occupancy = sizeof(T) >= 4;
+
+/* Independent accumulators a thread keeps: one per load in flight, but
+ * one only for an accumulator over 16 bytes (complex128's value beside
+ * an index or a count), which fits the 32 registers of the bound no
+ * other way.  With two, the NaN-skipping index operators spilled 72 bytes
+ * there and ran at 0.66x the float32 sum's GB/s (complex128 nanmin at
+ * 2^28: 2,183 us against cub's 1,400); without the bound they took 36
+ * to 47 registers, one block an SM, and min ran 1% slower than with it,
+ * 0.99x cub (1,385 -> 1,403 us; H100, 2026-11-26: docs/recorded/
+ * complex-2026-11-26-h100.txt).  With one, every such operator takes 32
+ * registers and spills nothing (ptxas, sm_90), and runs at the floor's
+ * speed: complex128 min at 2^28, back to back, 1,383 us against cub's
+ * 1,393; nanmin 1.03x the float32 sum's GB/s (same record). */
+template <class Acc>
+inline constexpr int fast_chains = sizeof(Acc) > 16 ? 1 : CR_FAST_UNROLL;
 
 template <int BLOCK, class T, class Acc, class Op>
 __global__ void __launch_bounds__(
     most_threads<BLOCK>,
-    fast_full_occupancy<T, Acc> ? CR_THREADS_PER_SM / most_threads<BLOCK>
-                                : 1)
+    fast_full_occupancy<T> ? CR_THREADS_PER_SM / most_threads<BLOCK> : 1)
 reduce_fast(const T *in, int64_t n, unsigned long long *slots,
             unsigned int *tickets, Acc *result, unsigned long long *words,
             unsigned int sequence)
 {
-    static_assert(CR_FAST_UNROLL >= 2, "the head and the tail need two");
+    constexpr int CHAINS = fast_chains<Acc>;
     constexpr int VEC = 16 / sizeof(T);
     constexpr int WORDS = CR_FLAGGED_WORDS(sizeof(Acc));
     const Op op;
@@ -244,16 +256,17 @@ reduce_fast(const T *in, int64_t n, unsigned long long *slots,
     const int64_t nvec = (n - head) / VEC;
     const int64_t tail = head + nvec * VEC;
 
-    Acc acc[CR_FAST_UNROLL];
+    Acc acc[CHAINS];
 #pragma unroll
-    for (int u = 0; u < CR_FAST_UNROLL; u++) {
-        acc[u] = Op::identity();
+    for (int c = 0; c < CHAINS; c++) {
+        acc[c] = Op::identity();
     }
     if (g < head) {
         acc[0] = to_accumulator<Acc>(in[g], g);
     }
     if (g < n - tail) {
-        acc[CR_FAST_UNROLL - 1] = to_accumulator<Acc>(in[tail + g], tail + g);
+        acc[CHAINS - 1] = op(acc[CHAINS - 1],
+                             to_accumulator<Acc>(in[tail + g], tail + g));
     }
     int64_t i = g;
     for (; i + (CR_FAST_UNROLL - 1) * threads < nvec;
@@ -265,8 +278,9 @@ reduce_fast(const T *in, int64_t n, unsigned long long *slots,
         }
 #pragma unroll
         for (int u = 0; u < CR_FAST_UNROLL; u++) {
-            acc[u] = op(acc[u], combine_vector<T, Acc, Op>(
-                                    bits[u], head + (i + u * threads) * VEC));
+            acc[u % CHAINS] = op(acc[u % CHAINS],
+                                 combine_vector<T, Acc, Op>(
+                                     bits[u], head + (i + u * threads) * VEC));
         }
     }
     for (; i < nvec; i += threads) {
@@ -274,8 +288,8 @@ reduce_fast(const T *in, int64_t n, unsigned long long *slots,
                                                        head + i * VEC));
     }
 #pragma unroll
-    for (int u = 1; u < CR_FAST_UNROLL; u++) {
-        acc[0] = op(acc[0], acc[u]);
+    for (int c = 1; c < CHAINS; c++) {
+        acc[0] = op(acc[0], acc[c]);
     }
 
     __shared__ Acc own_partial;
