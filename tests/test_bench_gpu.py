@@ -184,6 +184,26 @@ def test_cli_counters_show_each_steps_idea(tmp_path):
     assert "what changed:" in proc.stdout
 
 
+@pytest.mark.parametrize("op, dtype", [("argmin", "complex128"),
+                                       ("nanmean", "bfloat16")])
+def test_cli_counters_of_another_op_and_dtype(tmp_path, op, dtype):
+    """--counters --op --dtype under ncu: every method's kernels profiled
+    reducing that op's data of that dtype (an index beside a complex value;
+    a count beside a float sum of 2-byte elements), the document and the
+    table saying which."""
+    json_path = tmp_path / "counters.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "cudareduce.bench", "--counters", "--op", op,
+         "--dtype", dtype, "--n", "2^20", "--json", str(json_path)],
+        capture_output=True, text=True, env=_env(), cwd=tmp_path,
+        timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    doc = json.loads(json_path.read_text(encoding="utf-8"))
+    assert (doc["op"], doc["dtype"], doc["n"]) == (op, dtype, 1 << 20)
+    assert {r["method"] for r in doc["rows"]} == set(LADDER)
+    assert f"{dtype} {op}, n = 1,048,576 (2^20)" in proc.stdout
+
+
 def test_time_reduce_modes_and_passes():
     a = np.arange(1, 1 << 20, dtype=np.float32) % 7
     expected = float(np.sum(a, dtype=np.float64))
