@@ -39,13 +39,19 @@ pointer_device(const void *pointer, const char *what, int *device,
     return CR_OK;
 }
 
-/* The device a call runs on: its device data's, else its device out's,
- * else (host data into a host result, managed memory) the current one. */
+/* The device a call runs on (*device) and the caller's (*current): its
+ * device data's, else its device out's, else (host data into a host
+ * result, managed memory) the current one.  The current device is asked
+ * first: on a machine with no usable driver that is the CudaError that
+ * says so, where cudaPointerGetAttributes would fail as for a host
+ * pointer (tests/test_bad_inputs.py, run without a GPU). */
 static cr_status
-call_device(const cr_request *request, int *device, cr_error *error)
+call_device(const cr_request *request, int *current, int *device,
+            cr_error *error)
 {
     cr_status status = CR_OK;
     int data_device = -1, out_device = -1;
+    CR_CHECK(cudaGetDevice(current));
     if (request->location == CR_DEVICE && request->n > 0) {
         status = pointer_device(cr_layout_start(request->data,
                                                 request->layout),
@@ -61,14 +67,8 @@ call_device(const cr_request *request, int *device, cr_error *error)
                          "%d: they must be on the same device", out_device,
                          data_device);
     }
-    if (status == CR_OK) {
-        if (data_device >= 0 || out_device >= 0) {
-            *device = data_device >= 0 ? data_device : out_device;
-        }
-        else {
-            CR_CHECK(cudaGetDevice(device));
-        }
-    }
+    *device = data_device >= 0 ? data_device
+              : out_device >= 0 ? out_device : *current;
 done:
     return status;
 }
@@ -221,16 +221,14 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     cr_route route;
     cr_status status = cr_request_check(request, &route, error);
     int current = 0, device = 0;
-    bool exchanged = false;
     if (status != CR_OK || (request->n == 0 && request->out == NULL)) {
         /* An empty array's identity needs no device (nor asks for one). */
         return status == CR_OK ? reduce_here(request, route, result, error)
                                : status;
     }
-    status = call_device(request, &device, error);
-    if (status == CR_OK) {
-        status = cr_device_exchange(device, &current, error);
-        exchanged = status == CR_OK;
+    status = call_device(request, &current, &device, error);
+    if (status == CR_OK && device != current) {
+        CR_CHECK(cudaSetDevice(device));
     }
     if (status == CR_OK) {
         status = check_stream_device(request->stream, "stream", device,
@@ -243,15 +241,13 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     if (status == CR_OK) {
         status = reduce_here(request, route, result, error);
     }
-    /* The caller's current device back, whatever the call's outcome; the
-     * first error is the one reported. */
-    if (exchanged && device != current) {
-        cr_error restore_error;
-        const cr_status restored =
-            cr_device_exchange(current, &device, &restore_error);
-        if (restored != CR_OK && status == CR_OK) {
-            status = restored;
-            *error = restore_error;
+done:
+    /* The caller's current device back, whatever the call's outcome. */
+    if (device != current) {
+        const cudaError_t restored = cudaSetDevice(current);
+        if (restored != cudaSuccess && status == CR_OK) {
+            status = cr_record_cuda_error(restored, "cudaSetDevice(current)",
+                                          error);
         }
     }
     return status;
