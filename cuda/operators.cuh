@@ -329,7 +329,9 @@ struct ArgExtremeOp : choosing<ArgExtremeOp<V, MAX>, V> {
  * take argmin (argmax): [nan, inf] gives 0.  The value kept is NaN only
  * where both sides' are, so that a result whose value is NaN says every
  * element was (NumPy's "All-NaN slice encountered"): a NaN that wins a
- * tie takes the other side's value, +inf or NaN. */
+ * tie against a number takes its value (+inf), and of two NaNs the first
+ * keeps its own, so that an all-NaN complex nanmin or nanmax is the first
+ * element itself, as NumPy's is. */
 template <class V, bool MAX>
 struct NanArgExtremeOp : choosing<NanArgExtremeOp<V, MAX>, V> {
     __host__ __device__ static constexpr indexed<V> identity()
@@ -349,8 +351,9 @@ struct NanArgExtremeOp : choosing<NanArgExtremeOp<V, MAX>, V> {
         const bool b_first =
             b_beyond || (!b_after && b_key == a_key && b.index < a.index);
         indexed<V, I> winner = b_first ? b : a;
-        if (winner.value != winner.value) {
-            winner.value = b_first ? a.value : b.value;
+        const V other = b_first ? a.value : b.value;
+        if (winner.value != winner.value && other == other) {
+            winner.value = other;
         }
         return winner;
     }
