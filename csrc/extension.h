@@ -138,6 +138,8 @@ typedef struct {
     const crpy_dtype *dtype;
     int has_producer_stream;    /* the stream the data is ready on */
     uintptr_t producer_stream;
+    int torch_stream;           /* that is PyTorch's current stream on the
+                                 * data's device (a torch.Tensor's) */
     int read_only;              /* the producer says so (CAI, DLPack 1.0) */
 } crpy_input;
 
@@ -174,10 +176,21 @@ int crpy_parse_stream(PyObject *obj, int *given, uintptr_t *handle);
  * (PyTorch refuses the per-thread one). */
 uintptr_t crpy_dlpack_stream(int given, uintptr_t stream);
 
-/* request->stream, ->wait and ->wait_stream for `input`: the caller's
- * stream (if given) after the producer's, else the producer's own. */
-void crpy_choose_streams(const crpy_input *input, int given,
-                         uintptr_t stream, cr_request *request);
+/* PyTorch's current stream on CUDA device `device`, as
+ * torch.cuda.current_stream(device).cuda_stream gives it, its default
+ * stream as CRPY_LEGACY_STREAM: 1 with it, 0 where PyTorch is not
+ * imported, -1 with an exception. */
+int crpy_torch_stream(int device, uintptr_t *handle);
+
+/* request->stream, ->wait and ->wait_stream for `input`, whose request
+ * is filled but for them (its device known): the caller's stream (if
+ * given) after the producer's; without one, the user's current stream
+ * (PyTorch's inside torch.cuda.stream(s) or a torch.cuda.graph capture;
+ * CuPy's inside `with stream:` for data that names no stream) after the
+ * producer's and before its later work (request->join), else the
+ * producer's own.  0, or -1 with an exception. */
+int crpy_choose_streams(const crpy_input *input, int given,
+                        uintptr_t stream, cr_request *request);
 
 /* --- module.c ----------------------------------------------------------- */
 

@@ -416,12 +416,10 @@ acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input)
 
 /* --- 2, first: a torch.Tensor read directly ------------------------------ */
 
-/* Whether `obj` is a torch.Tensor itself (a subclass may override
- * __torch_function__, and takes the interface's path).  0 or 1. */
+/* Whether `type` is torch.Tensor.  0 or 1. */
 static int
-is_torch_tensor(PyObject *obj)
+is_torch_tensor_type(PyTypeObject *type)
 {
-    PyTypeObject *type = Py_TYPE(obj);
     if (strcmp(type->tp_name, "Tensor") != 0) {
         return 0;
     }
@@ -431,6 +429,27 @@ is_torch_tensor(PyObject *obj)
     Py_XDECREF(module);
     PyErr_Clear();
     return torch;
+}
+
+/* Whether `obj` is a torch.Tensor itself (a subclass may override
+ * __torch_function__, and takes the interface's path).  0 or 1. */
+static int
+is_torch_tensor(PyObject *obj)
+{
+    return is_torch_tensor_type(Py_TYPE(obj));
+}
+
+/* Whether `obj` is a torch.Tensor or an instance of a subclass.  0 or 1. */
+static int
+is_torch_instance(PyObject *obj)
+{
+    PyObject *mro = Py_TYPE(obj)->tp_mro;
+    for (Py_ssize_t k = 0; mro != NULL && k < PyTuple_GET_SIZE(mro); k++) {
+        if (is_torch_tensor_type((PyTypeObject *)PyTuple_GET_ITEM(mro, k))) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* The truth of obj.name, or of obj.name() with `call`: 0 or 1, or -1 with
@@ -487,8 +506,31 @@ str_of(PyObject *obj, const char *name, const char *expected, int prefix,
     return strcmp(s, expected) == 0;
 }
 
-/* A CUDA torch.Tensor as its __cuda_array_interface__ would give it
- * (torch/_tensor.py: version 2, so no stream; strides only when it is not
+/* The stream a CUDA torch.Tensor is ready on: PyTorch's current stream
+ * of its device, where PyTorch's own operations would read it (none where
+ * PyTorch is not imported: an object that only looks like a tensor).  0,
+ * or -1 with an exception. */
+static int
+acquire_tensor_stream(PyObject *tensor, crpy_input *input)
+{
+    PyObject *value = PyObject_CallMethod(tensor, "get_device", NULL);
+    long device = value == NULL ? -1 : PyLong_AsLong(value);
+    Py_XDECREF(value);
+    if (device < 0 || device > INT_MAX) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_ValueError, "torch.Tensor.get_device() "
+                         "gave %ld for a CUDA tensor", device);
+        }
+        return -1;
+    }
+    const int found = crpy_torch_stream((int)device, &input->producer_stream);
+    input->has_producer_stream = input->torch_stream = found == 1;
+    return found < 0 ? -1 : 0;
+}
+
+/* A CUDA torch.Tensor as its __cuda_array_interface__ would give it, and
+ * ready on PyTorch's current stream of its device, which that interface
+ * (torch/_tensor.py: version 2) does not name; strides only when it is not
  * contiguous; pointer 0 when empty), without building that dict, which
  * PyTorch builds in Python: 1.9 us a call on the H100 machine's host,
  * where the eight attributes read here take 0.9 (2026-11-24).  1 when
@@ -580,11 +622,13 @@ acquire_torch_tensor(PyObject *obj, crpy_input *input)
         if (PyErr_Occurred()) {
             goto done;
         }
+        Py_CLEAR(value);
     }
     input->location = CR_DEVICE;
     input->ndim = ndim;
     if (plan_device_layout(input, ndim, shape, contiguous ? NULL : strides,
-                           "torch.Tensor") < 0) {
+                           "torch.Tensor") < 0
+        || acquire_tensor_stream(obj, input) < 0) {
         goto done;
     }
     input->owner = Py_NewRef(obj);
@@ -700,8 +744,9 @@ call_dlpack_on(PyObject *obj, int device, uintptr_t consumer,
 }
 
 /* Without a caller's stream, the data is ready on the consumer stream the
- * producer was given (crpy_dlpack_stream), and the reduction runs there,
- * as on a producer's stream. */
+ * producer was given (crpy_dlpack_stream; for a subclass of torch.Tensor,
+ * PyTorch's current stream, which its __dlpack__ waits for no further),
+ * and the reduction runs there, as on a producer's stream. */
 static int
 acquire_dlpack_device(PyObject *obj, int device, int stream_given,
                       uintptr_t stream, PyObject *cuda_error,
@@ -709,7 +754,11 @@ acquire_dlpack_device(PyObject *obj, int device, int stream_given,
 {
     int64_t strides[CR_MAX_DIMS];
     dl_tensor *tensor;
-    const uintptr_t consumer = crpy_dlpack_stream(stream_given, stream);
+    uintptr_t consumer = crpy_dlpack_stream(stream_given, stream);
+    int torch = !stream_given && is_torch_instance(obj);
+    if (torch && (torch = crpy_torch_stream(device, &consumer)) < 0) {
+        return -1;
+    }
     PyObject *capsule = call_dlpack_on(obj, device, consumer, cuda_error);
     if (capsule == NULL) {
         return -1;
@@ -717,6 +766,7 @@ acquire_dlpack_device(PyObject *obj, int device, int stream_given,
     if (!stream_given) {
         input->has_producer_stream = 1;
         input->producer_stream = consumer;
+        input->torch_stream = torch;
     }
     /* Take ownership: rename the capsule so that its destructor leaves the
      * tensor to us, and hand it back through the deleter when done. */

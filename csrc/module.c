@@ -669,7 +669,10 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                               &device_out) < 0) {
         goto done;
     }
-    crpy_choose_streams(&call.input, stream_given, stream, &call.request);
+    if (crpy_choose_streams(&call.input, stream_given, stream,
+                            &call.request) < 0) {
+        goto done;
+    }
     Py_BEGIN_ALLOW_THREADS
     status = cr_reduce(&call.request, &value, &failure);
     Py_END_ALLOW_THREADS

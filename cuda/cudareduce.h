@@ -332,9 +332,11 @@ cr_status cr_device_exchange(int device, int *previous, cr_error *error);
  * device: 0 the legacy default stream, 1 and 2 as in the CUDA array
  * interface); when `wait` is set, it first waits, through an event, for
  * the work queued so far on `wait_stream` (the producer's, of that device
- * too).  For n == 0 the result is the operator's identity (CR_OPS), and a
- * reduction without one is CR_ERR_INVALID; without an `out` the GPU is
- * not touched.  Blocks the calling thread until the result is on the
+ * too), and with `join` and a device `out`, `wait_stream` then waits for
+ * the call's work likewise (so that a stream the caller did not name
+ * leaves the producer's work ordered).  For n == 0 the result is the
+ * operator's identity (CR_OPS), and a reduction without one is
+ * CR_ERR_INVALID; without an `out` the GPU is not touched.  Blocks the calling thread until the result is on the
  * host; call it with the GIL released.  Frees every allocation on every
  * path.
  *
@@ -347,7 +349,11 @@ cr_status cr_device_exchange(int device, int *previous, cr_error *error);
  * device out cannot; -1 is CuPy's answer).  The store is ordered on
  * `stream` and, for device data, cr_reduce returns without waiting for
  * it; the call's scratch is then stream-ordered memory, so that it can be
- * captured into a CUDA graph. */
+ * captured into a CUDA graph.  On a stream that is capturing, a call that
+ * needs the host (no `out`, or host data) is refused with CR_ERR_CUDA
+ * (cudaErrorStreamCaptureUnsupported) before anything is queued, so that
+ * the capture goes on; a `wait_stream` that is not capturing is not
+ * waited for (its work so far is no part of the graph). */
 typedef enum {
     CR_HOST = 0,
     CR_DEVICE
@@ -367,6 +373,8 @@ typedef struct {
     uintptr_t stream;
     int wait;
     uintptr_t wait_stream;
+    int join;                   /* with wait and out: wait_stream then
+                                 * waits for the call's work */
     void *out;                  /* NULL: the accumulator's value to result */
     cr_type reduced;            /* with out: the steps that finish it */
     int divide_by_n;
@@ -375,6 +383,11 @@ typedef struct {
 
 cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
+
+/* The device cr_reduce would run `request` on: its device data's, else
+ * its device out's, else the current one. */
+cr_status cr_request_device(const cr_request *request, int *device,
+                            cr_error *error);
 
 /* The threads per block that the request's method takes for its elements,
  * accumulator and operator (the request's threads, data and n are not

@@ -21,7 +21,8 @@
 #define CR_POOL_KEPT_BYTES ((size_t)64 << 20)
 
 /* cudaMallocAsync from the current device's pool (made on the device's
- * first use), in `stream` order; free with cudaFreeAsync. */
+ * first use), in `stream` order (on a capturing stream, a graph's
+ * allocation); free with cudaFreeAsync. */
 cr_status cr_pool_malloc(void **pointer, size_t bytes, cudaStream_t stream,
                          cr_error *error);
 

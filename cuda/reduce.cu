@@ -73,14 +73,23 @@ done:
     return status;
 }
 
+extern "C" cr_status
+cr_request_device(const cr_request *request, int *device, cr_error *error)
+{
+    int current = 0;
+    return call_device(request, &current, device, error);
+}
+
 /* `stream` must be a stream of `device` (the special handles 0, 1 and 2
  * are every device's): a launch on another device's stream fails with
- * CUDA's "invalid resource handle", which does not say why.  A capturing
- * stream is not asked: CUDA refuses cudaStreamGetDevice during a capture
+ * CUDA's "invalid resource handle", which does not say why.  *capturing:
+ * whether it is capturing into a CUDA graph (the special handles are not
+ * asked: the legacy stream cannot be).  A capturing stream's device is
+ * not asked: CUDA refuses cudaStreamGetDevice during a capture
  * (cudaErrorStreamCaptureUnsupported, which ends the capture). */
 static cr_status
 check_stream_device(uintptr_t stream, const char *what, int device,
-                    cr_error *error)
+                    int *capturing, cr_error *error)
 {
     cr_status status = CR_OK;
     int stream_device = device;
@@ -97,20 +106,47 @@ check_stream_device(uintptr_t stream, const char *what, int device,
                        "runs on device %d, where its data is", what,
                        stream_device, device);
     }
+    *capturing = capture != cudaStreamCaptureStatusNone;
 done:
     return status;
 }
 
-/* Makes `stream` wait for the work queued so far on `producer`. */
+/* A call on a stream that is capturing into a CUDA graph: refused, before
+ * anything is queued (which would end the user's capture), where it
+ * needs the host (a result to the host, host data through the pinned
+ * ring); its wait for a producer's stream that is not in the capture is
+ * dropped (*wait 0: the work queued there so far is no part of the graph,
+ * and CUDA refuses the event across the capture's edge). */
 static cr_status
-wait_for_producer(cudaStream_t stream, cudaStream_t producer,
-                  cr_error *error)
+check_capturable(const cr_request *request, int producer_capturing,
+                 int *wait, cr_error *error)
+{
+    const cudaError_t refusal = cudaErrorStreamCaptureUnsupported;
+    const int host_data = request->location == CR_HOST && request->n > 0;
+    cr_status status = CR_OK;
+    if (host_data || request->out == NULL) {
+        status = cr_fail(error, CR_ERR_CUDA, "%s: a reduction %s cannot be "
+                         "captured into a CUDA graph: %s",
+                         cudaGetErrorName(refusal),
+                         host_data ? "of host data (a NumPy array)"
+                                   : "into a host result",
+                         host_data ? "copy the data to the GPU first"
+                                   : "pass out=, a device array");
+        error->cuda_code = (int)refusal;
+    }
+    *wait = request->wait && producer_capturing;
+    return status;
+}
+
+/* Makes stream `later` wait for the work queued so far on `earlier`. */
+static cr_status
+order_after(cudaStream_t later, cudaStream_t earlier, cr_error *error)
 {
     cr_status status = CR_OK;
     cudaEvent_t ready = NULL;
     CR_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-    CR_CHECK(cudaEventRecord(ready, producer));
-    CR_CHECK(cudaStreamWaitEvent(stream, ready, 0));
+    CR_CHECK(cudaEventRecord(ready, earlier));
+    CR_CHECK(cudaStreamWaitEvent(later, ready, 0));
 done:
     if (ready != NULL) {
         (void)cudaEventDestroy(ready);
@@ -147,8 +183,8 @@ reduce_here(const cr_request *request, cr_route route, void *result,
     in = static_cast<const unsigned char *>(
         cr_layout_start(request->data, request->layout));
     if (request->wait) {
-        status = wait_for_producer(stream, (cudaStream_t)request->wait_stream,
-                                   error);
+        status = order_after(stream, (cudaStream_t)request->wait_stream,
+                             error);
         if (status != CR_OK) {
             return status;
         }
@@ -220,7 +256,8 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
 {
     cr_route route;
     cr_status status = cr_request_check(request, &route, error);
-    int current = 0, device = 0;
+    cr_request call = *request;
+    int current = 0, device = 0, capturing = 0, producer_capturing = 0;
     if (status != CR_OK || (request->n == 0 && request->out == NULL)) {
         /* An empty array's identity needs no device (nor asks for one). */
         return status == CR_OK ? reduce_here(request, route, result, error)
@@ -232,14 +269,24 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     }
     if (status == CR_OK) {
         status = check_stream_device(request->stream, "stream", device,
-                                     error);
+                                     &capturing, error);
     }
     if (status == CR_OK && request->wait) {
         status = check_stream_device(request->wait_stream,
-                                     "producer's stream", device, error);
+                                     "producer's stream", device,
+                                     &producer_capturing, error);
+    }
+    if (status == CR_OK && capturing) {
+        status = check_capturable(request, producer_capturing, &call.wait,
+                                  error);
     }
     if (status == CR_OK) {
-        status = reduce_here(request, route, result, error);
+        status = reduce_here(&call, route, result, error);
+    }
+    if (status == CR_OK && call.wait && request->join
+        && request->out != NULL) {
+        status = order_after((cudaStream_t)request->wait_stream,
+                             (cudaStream_t)request->stream, error);
     }
 done:
     /* The caller's current device back, whatever the call's outcome. */

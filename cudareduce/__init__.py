@@ -205,10 +205,13 @@ _STREAM_DOC = """stream : int or stream object, optional
         The CUDA stream to run on: a ``cudaStream_t`` handle as an int (0 is
         the legacy default stream), a ``cupy.cuda.Stream``, a
         ``torch.cuda.Stream`` or any object with ``__cuda_stream__``.  It
-        first waits for the stream that the array's
-        ``__cuda_array_interface__`` names.  By default the reduction runs on
-        the array's own stream (or the per-thread default stream).  A
-        stream of the array's device.
+        first waits for the stream the array is ready on (the one its
+        ``__cuda_array_interface__`` names; a ``torch.Tensor``'s, PyTorch's
+        current stream).  By default the reduction runs on PyTorch's
+        current stream inside ``torch.cuda.stream`` or ``torch.cuda.graph``,
+        else on the array's own stream (CuPy's current one inside ``with
+        stream:`` for data that names none, else the per-thread default
+        stream).  A stream of the array's device.
     axis : None, int or tuple of ints, optional
         Only the whole array: None, or every axis of `a` (NumPy's
         ``AxisError`` for an axis out of range, ``ValueError`` for one that
@@ -219,9 +222,10 @@ _STREAM_DOC = """stream : int or stream object, optional
         function then returns.  A device array (CUDA array interface or
         DLPack, on the data's device) receives it on the call's stream,
         and the call returns without waiting for the GPU, so that GPU work
-        chains without a host synchronisation; with ``method="fast"`` such
-        a call can be captured into a CUDA graph (``torch.cuda.graph``,
-        CuPy's stream capture: pass ``stream=`` the capturing stream).  No
+        chains without a host synchronisation; such a call can be captured
+        into a CUDA graph (``torch.cuda.graph``, CuPy's stream capture), by
+        every method.  One that cannot (a result to the host, host data)
+        raises CudaError before it queues anything.  No
         floating-point warnings then, since the host never sees the value.
         A NumPy `out` is written after the call has waited, warnings
         included.  Not for a ``numpy.ma`` masked array (TypeError)."""
@@ -238,7 +242,8 @@ _RAISES_DOC = """Raises
         device memory, an `out` on another device than the data's, or a
         `stream` of another device.
     CudaError
-        No CUDA device or driver, or a CUDA call failed.
+        No CUDA device or driver, a CUDA call failed, or a call that needs
+        the host on a stream that is capturing a CUDA graph.
     MemoryError
         Not enough GPU memory."""
 

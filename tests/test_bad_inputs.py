@@ -126,6 +126,9 @@ def torch_like(**changes):
                 raise facts["data_ptr"]
             return facts["data_ptr"]
 
+        def get_device(self):
+            return 0
+
         @property
         def __cuda_array_interface__(self):
             raise LookupError("asked the interface")

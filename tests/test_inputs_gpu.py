@@ -57,10 +57,8 @@ cast pass where one is needed), pointers that are not device memory, managed mem
 capsules used twice, and streams: data written on a side stream right
 before the call, behind a kernel that spins long enough that a reduction
 not ordered after the write reads the zeros that were there.  PyTorch's CAI
-(version 2) names no stream, so for a PyTorch tensor the order comes from
-stream= or DLPack; without either it is not ordered, a limitation the
-strict xfail ``test_torch_cai_without_stream_argument_is_not_ordered``
-records.
+(version 2) names no stream, so a PyTorch tensor is read on PyTorch's
+current stream (test_torch_streams_gpu.py).
 """
 from __future__ import annotations
 
@@ -678,13 +676,15 @@ def test_cai_stream_key_is_honoured(cupy, cupy_spin, rng, seed_note,
     assert int(got) == int(np.sum(case.host)), seed_note
 
 
-@pytest.mark.parametrize("how", ["stream-object", "stream-handle", "dlpack",
+@pytest.mark.parametrize("how", ["current-stream", "stream-object",
+                                 "stream-handle", "dlpack",
                                  "dlpack-other-stream"])
 def test_torch_tensor_written_on_a_side_stream(torch, rng, seed_note, how):
     """Written on a side stream right before the call.  PyTorch's CAI names
-    no stream (version 2), so through the CAI the caller says which one
-    with stream=; through DLPack, PyTorch's __dlpack__(stream=...) orders
-    the consumer's stream after its current one (the side stream)."""
+    no stream (version 2): a tensor is read on PyTorch's current stream
+    (the side stream), or after it on the caller's stream=; through
+    DLPack, PyTorch's __dlpack__(stream=...) orders the consumer's stream
+    after its current one (test_torch_streams_gpu.py has every method)."""
     host = stream_values(rng)
     values = torch.from_numpy(host).to("cuda")
     x = torch.zeros_like(values)
@@ -694,7 +694,9 @@ def test_torch_tensor_written_on_a_side_stream(torch, rng, seed_note, how):
     with torch.cuda.stream(side):
         torch.cuda._sleep(SPIN_CYCLES)
         x.copy_(values)
-        if how == "stream-object":
+        if how == "current-stream":
+            got = cudareduce.sum(x)
+        elif how == "stream-object":
             got = cudareduce.sum(x, stream=side)
         elif how == "stream-handle":
             got = cudareduce.sum(x, stream=side.cuda_stream)
@@ -705,34 +707,6 @@ def test_torch_tensor_written_on_a_side_stream(torch, rng, seed_note, how):
     assert int(got) == int(np.sum(host)), (
         f"got {got!r}: not ordered after the write on the side stream "
         f"{seed_note}")
-
-
-class NotOrdered(Exception):
-    """The reduction read the data before the producer's write."""
-
-
-@pytest.mark.xfail(strict=True, raises=NotOrdered, reason=(
-    "PyTorch's __cuda_array_interface__ is version 2 and names no stream, "
-    "so without stream= the reduction runs on the per-thread default "
-    "stream, unordered with PyTorch's side stream: pass stream=, or the "
-    "tensor through DLPack.  Strict: a library that learns the producer's "
-    "stream here makes this XPASS, and this mark must go."))
-def test_torch_cai_without_stream_argument_is_not_ordered(torch, rng):
-    host = stream_values(rng)
-    values = torch.from_numpy(host).to("cuda")
-    x = torch.zeros_like(values)
-    torch.cuda.synchronize()
-    warm_up(x)
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):
-        torch.cuda._sleep(SPIN_CYCLES)
-        x.copy_(values)
-        # The premise (a plain failure, not the expected one, if it changes).
-        assert "stream" not in x.__cuda_array_interface__
-        got = cudareduce.sum(x)
-    torch.cuda.synchronize()
-    if int(got) != int(np.sum(host)):
-        raise NotOrdered(f"got {got!r}, want {np.sum(host)!r}")
 
 
 # --- dtype= ----------------------------------------------------------------------------
