@@ -79,6 +79,10 @@ crpy_dlpack_stream(int given, uintptr_t stream)
  * torch.cuda functions serve instead. */
 static PyObject *torch_raw_stream, *torch_device;
 static int torch_looked_up;
+/* PyTorch has set up CUDA: once it has, it stays so for the process, and
+ * torch.cuda.is_initialized() (a Python call, most of a CuPy array's cost
+ * of asking PyTorch for its stream) need not be asked again. */
+static int torch_initialized;
 
 /* A module if it is imported (a new reference), else NULL with no
  * exception: nothing is imported here. */
@@ -171,10 +175,14 @@ torch_context(int *device, uintptr_t *handle)
     if (cuda == NULL) {
         return 0;
     }
-    PyObject *initialized = PyObject_CallMethod(cuda, "is_initialized",
-                                                NULL);
-    int found = initialized == NULL ? -1 : PyObject_IsTrue(initialized);
-    Py_XDECREF(initialized);
+    int found = torch_initialized;
+    if (!found) {
+        PyObject *initialized = PyObject_CallMethod(cuda, "is_initialized",
+                                                    NULL);
+        found = initialized == NULL ? -1 : PyObject_IsTrue(initialized);
+        Py_XDECREF(initialized);
+        torch_initialized = found == 1;
+    }
     if (found == 1 && !look_up_torch()) {
         found = 0;
     }
