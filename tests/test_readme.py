@@ -1,4 +1,5 @@
-"""The README's opening snippets run as pasted."""
+"""The README's opening snippets run as pasted; the README stays a short
+front door whose links (and the docs pages' links) all resolve."""
 from __future__ import annotations
 
 import re
@@ -6,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+#: The pages the README's sections moved to; each must be linked from it.
+PAGES = ["usage.md", "host-arrays.md", "dask.md", "benchmarks.md",
+         "build.md", "contributing.md", "ARCHITECTURE.md",
+         "recorded/README.md"]
 
 
 def opening_snippets() -> list[str]:
@@ -27,3 +34,75 @@ def test_the_readme_opens_with_snippets():
 def test_opening_snippet_runs_as_pasted(index):
     exec(compile(opening_snippets()[index], f"README snippet {index}",
                  "exec"), {})
+
+
+def test_the_readme_is_a_short_front_door():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, (
+        f"README.md has {len(lines)} lines: details belong in docs/")
+
+
+def test_the_ci_test_command_is_one_line():
+    """What .ci/run's awk reads: the marker, a fence, exactly one command
+    line, a fence."""
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"<!-- ci-test-command -->\n\s*```\w*\n(.*?)\n\s*```",
+                      text, re.S)
+    assert match, "no fenced block after <!-- ci-test-command -->"
+    command = match.group(1).strip()
+    assert command and "\n" not in command, command
+    assert "pytest" in command
+    begin = text.index("<!-- setup-commands:begin -->")
+    end = text.index("<!-- setup-commands:end -->")
+    assert begin < match.start() < end
+
+
+def _without_code(text: str) -> str:
+    """The text with fenced blocks and code spans blanked out."""
+    text = re.sub(r"^\s*```.*?^\s*```", "", text, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def _links(path: Path) -> list[str]:
+    return re.findall(r"\]\(([^)\s]+)\)", _without_code(
+        path.read_text(encoding="utf-8")))
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's anchors of a Markdown file's headings."""
+    anchors = set()
+    for heading in re.findall(r"^#+ (.+)$", _without_code(
+            path.read_text(encoding="utf-8")), re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+        anchors.add(slug.replace(" ", "-"))
+    return anchors
+
+
+MARKDOWN = [README] + sorted(DOCS.rglob("*.md"))
+
+
+@pytest.mark.parametrize("page", MARKDOWN,
+                         ids=[str(p.relative_to(ROOT)) for p in MARKDOWN])
+def test_relative_links_resolve(page):
+    broken = []
+    for link in _links(page):
+        if re.match(r"[a-z]+:", link):
+            continue                       # https:, mailto:
+        target, _, anchor = link.partition("#")
+        resolved = (page.parent / target).resolve() if target else page
+        if not resolved.exists():
+            broken.append(f"{link}: no {resolved}")
+        elif anchor and resolved.suffix == ".md" \
+                and anchor not in _anchors(resolved):
+            broken.append(f"{link}: no heading #{anchor} in {resolved.name}")
+    assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+def test_every_docs_page_is_linked_from_the_readme():
+    linked = {(README.parent / link.partition("#")[0]).resolve()
+              for link in _links(README)}
+    unlinked = [page for page in PAGES
+                if (DOCS / page).resolve() not in linked]
+    assert not unlinked, f"README.md does not link {unlinked}"
+    for page in PAGES:
+        assert (DOCS / page).is_file(), page
