@@ -6,6 +6,7 @@
  * input.c: any array-like -> a pointer, a layout and a dtype (NumPy,
  *          __cuda_array_interface__, DLPack).
  * streams.c: the streams a call runs on and waits for.
+ * errors.c: cuda/'s failures as Python exceptions (CudaError).
  * module.c: the module, its functions and its exceptions.
  */
 #ifndef CUDAREDUCE_EXTENSION_H
@@ -148,12 +149,10 @@ typedef struct {
  * caller's stream, which DLPack producers are asked to order their work
  * before; the stream the data is ready on otherwise is the input's
  * producer stream.  A DLPack producer is called with its data's device
- * current (a failure to make it so raises `cuda_error`, the module's
- * CudaError, or ValueError).  Returns 0, or -1 with an exception set and
- * nothing held. */
+ * current (a failure to make it so raises CudaError or ValueError).
+ * Returns 0, or -1 with an exception set and nothing held. */
 int crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
-                       uintptr_t stream, PyObject *cuda_error,
-                       crpy_input *input);
+                       uintptr_t stream, crpy_input *input);
 
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);
@@ -192,12 +191,18 @@ int crpy_torch_stream(int device, uintptr_t *handle);
 int crpy_choose_streams(const crpy_input *input, int given,
                         uintptr_t stream, cr_request *request);
 
-/* --- module.c ----------------------------------------------------------- */
+/* --- errors.c ----------------------------------------------------------- */
+
+/* The module's CudaError, set by its exec (the module state owns the
+ * reference) and forgotten by its clear (only if still `type`). */
+void crpy_set_cuda_error(PyObject *type);
+void crpy_forget_cuda_error(PyObject *type);
+/* CudaError (a borrowed reference; RuntimeError, its base, where no
+ * module holds one). */
+PyObject *crpy_cuda_error(void);
 
 /* Raises the Python exception for a failed cuda/ call: ValueError for
- * CR_ERR_INVALID, MemoryError, else `cuda_error` (the module's
- * CudaError). */
-void crpy_raise_cr_error(PyObject *cuda_error, cr_status status,
-                         const cr_error *failure);
+ * CR_ERR_INVALID, MemoryError, else CudaError. */
+void crpy_raise_cr_error(cr_status status, const cr_error *failure);
 
 #endif /* CUDAREDUCE_EXTENSION_H */

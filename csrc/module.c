@@ -85,28 +85,6 @@ parse_threads(PyObject *value, int *threads)
     return 0;
 }
 
-void
-crpy_raise_cr_error(PyObject *cuda_error, cr_status status,
-                    const cr_error *failure)
-{
-    switch (status) {
-    case CR_ERR_INVALID:
-        PyErr_SetString(PyExc_ValueError, failure->message);
-        break;
-    case CR_ERR_NO_MEMORY:
-        PyErr_Format(PyExc_MemoryError, "out of GPU memory: %s",
-                     failure->message);
-        break;
-    case CR_ERR_NO_DEVICE:
-        PyErr_Format(cuda_error, "no usable CUDA device: %s",
-                     failure->message);
-        break;
-    default:
-        PyErr_SetString(cuda_error, failure->message);
-        break;
-    }
-}
-
 /* Large enough for any result of cr_reduce. */
 typedef union {
     uint64_t u;
@@ -316,8 +294,7 @@ report_fp_error(int overflow)
  * (NaN if any is NaN, or for an operator that skips NaN if all are): two
  * more reductions, run only to decide a warning. */
 static int
-reduce_extremes(module_state *state, const cr_request *request,
-                double *low, double *high)
+reduce_extremes(const cr_request *request, double *low, double *high)
 {
     double *out[2] = {low, high};
     const int skips_nan = cr_op_skips_nan(request->op);
@@ -334,7 +311,7 @@ reduce_extremes(module_state *state, const cr_request *request,
         status = cr_reduce(&extreme, &value, &failure);
         Py_END_ALLOW_THREADS
         if (status != CR_OK) {
-            crpy_raise_cr_error(state->cuda_error, status, &failure);
+            crpy_raise_cr_error(status, &failure);
             return -1;
         }
         *out[k] = extreme.acc == CR_TYPE_FLOAT32 ? (double)value.f : value.d;
@@ -377,9 +354,8 @@ cast_range(cr_type cast, double *below, double *above)
  * out of the convert's range.  The elements are looked at (two more
  * reductions) only in those rare cases. */
 static int
-report_like_numpy(module_state *state, const cr_request *request,
-                  const crpy_dtype *input, const crpy_dtype *reduced,
-                  PyObject *reduction)
+report_like_numpy(const cr_request *request, const crpy_dtype *input,
+                  const crpy_dtype *reduced, PyObject *reduction)
 {
     const int into_integer = reduced->kind == 'i' || reduced->kind == 'u';
     double low = 0.0, high = 0.0, result = 0.0;
@@ -397,7 +373,7 @@ report_like_numpy(module_state *state, const cr_request *request,
         return 0;       /* exact: integers, or a logical or */
     }
     if (input->kind == 'f') {
-        if (reduce_extremes(state, request, &low, &high) < 0) {
+        if (reduce_extremes(request, &low, &high) < 0) {
             return -1;
         }
         elements_nan = isnan(low) || isnan(high);
@@ -457,19 +433,17 @@ resolve_reduction(const crpy_operator **op, const crpy_dtype *input,
  * dtype= argument or NULL); fills the request but for its streams.  0, or
  * -1 with an exception; close the call either way. */
 static int
-open_reduction_call(module_state *state, PyObject *op_name, PyObject *obj,
-                    PyObject *method_name, PyObject *threads_obj,
-                    PyObject *axis, PyArray_Descr *requested,
-                    int stream_given, uintptr_t stream,
-                    reduction_call *call)
+open_reduction_call(PyObject *op_name, PyObject *obj, PyObject *method_name,
+                    PyObject *threads_obj, PyObject *axis,
+                    PyArray_Descr *requested, int stream_given,
+                    uintptr_t stream, reduction_call *call)
 {
     cr_request *request = &call->request;
     if ((call->op = crpy_operator_named(op_name)) == NULL
         || parse_method(method_name, &request->method) < 0
         || parse_threads(threads_obj, &request->threads) < 0
         || crpy_acquire_input(obj, cr_op_gives_index(call->op->kernel_op),
-                              stream_given, stream, state->cuda_error,
-                              &call->input) < 0
+                              stream_given, stream, &call->input) < 0
         || check_axis(axis, call->input.ndim) < 0) {
         return -1;
     }
@@ -538,11 +512,10 @@ check_numpy_out(PyArrayObject *out, const crpy_dtype *result)
  * the request: one writable element of the result's dtype.  0, or -1 with
  * an exception; release *out either way. */
 static int
-acquire_device_out(module_state *state, PyObject *obj, int stream_given,
-                   uintptr_t stream, reduction_call *call, crpy_input *out)
+acquire_device_out(PyObject *obj, int stream_given, uintptr_t stream,
+                   reduction_call *call, crpy_input *out)
 {
-    if (crpy_acquire_input(obj, 0, stream_given, stream, state->cuda_error,
-                           out) < 0) {
+    if (crpy_acquire_input(obj, 0, stream_given, stream, out) < 0) {
         return -1;
     }
     if (out->location != CR_DEVICE) {
@@ -614,7 +587,6 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"op", "a", "method", "threads", "dtype",
                                "stream", "axis", "out", NULL};
-    module_state *state = get_module_state(module);
     PyObject *op_name, *obj, *method_name, *threads_obj;
     PyObject *dtype_obj = Py_None, *stream_obj = Py_None, *axis = Py_None;
     PyObject *out = Py_None;
@@ -642,9 +614,8 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                      "%R", dtype_obj);
         return NULL;
     }
-    if (open_reduction_call(state, op_name, obj, method_name, threads_obj,
-                            axis, requested, stream_given, stream,
-                            &call) < 0) {
+    if (open_reduction_call(op_name, obj, method_name, threads_obj, axis,
+                            requested, stream_given, stream, &call) < 0) {
         goto done;
     }
     if (call.request.n == 0 && call.op->empty_error != NULL) {
@@ -665,7 +636,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         goto done;
     }
     if (out != Py_None && !PyArray_Check(out)
-        && acquire_device_out(state, out, stream_given, stream, &call,
+        && acquire_device_out(out, stream_given, stream, &call,
                               &device_out) < 0) {
         goto done;
     }
@@ -677,7 +648,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     status = cr_reduce(&call.request, &value, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        crpy_raise_cr_error(state->cuda_error, status, &failure);
+        crpy_raise_cr_error(status, &failure);
         goto done;
     }
     if (call.request.out != NULL) {
@@ -690,7 +661,7 @@ cudareduce_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     reduction = box_result(&value, &call.request, call.reduced);
     if (reduction != NULL
         && (call.op->selects_element
-            || report_like_numpy(state, &call.request, call.input.dtype,
+            || report_like_numpy(&call.request, call.input.dtype,
                                  call.reduced, reduction) == 0)) {
         result = finish_reduction_call(&call, &value, reduction);
     }
@@ -792,9 +763,8 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         || parse_timing(mode, buffers, warmup, reps, batch, &timing) < 0) {
         return NULL;
     }
-    if (open_reduction_call(get_module_state(module), op_name, obj,
-                            method_name, threads_obj, Py_None, NULL, 0, 0,
-                            &call) < 0) {
+    if (open_reduction_call(op_name, obj, method_name, threads_obj, Py_None,
+                            NULL, 0, 0, &call) < 0) {
         goto done;
     }
     if (call.input.location != CR_HOST || !call.input.layout.contiguous) {
@@ -813,8 +783,7 @@ cudareduce_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                             &passes, &value, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
-                            &failure);
+        crpy_raise_cr_error(status, &failure);
         goto done;
     }
     scalar = box_result(&value, &call.request, call.reduced);
@@ -898,8 +867,7 @@ cudareduce_time_probe(PyObject *module, PyObject *args)
                            &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
-                            &failure);
+        crpy_raise_cr_error(status, &failure);
     }
     else {
         result = times_to_list(times_ms, reps);
@@ -947,8 +915,7 @@ cudareduce_stream_hold(PyObject *module, PyObject *stream_obj)
     status = cr_stream_hold_create(stream, &hold, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
-                            &failure);
+        crpy_raise_cr_error(status, &failure);
         return NULL;
     }
     capsule = PyCapsule_New(hold, stream_hold_capsule,
@@ -975,8 +942,7 @@ stream_hold_step(PyObject *module, PyObject *capsule, int hold_it,
                      : cr_stream_hold_release(hold, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
-                            &failure);
+        crpy_raise_cr_error(status, &failure);
         return NULL;
     }
     Py_RETURN_NONE;
@@ -1021,7 +987,6 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"n", "method", "threads", "dtype", "sm_count",
                                NULL};
-    module_state *state = get_module_state(module);
     long long n;
     PyObject *method_name, *threads_obj, *sm_count_obj;
     PyArray_Descr *descr = NULL;
@@ -1053,7 +1018,8 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     if (sm_count_obj != Py_None) {
         if (!PyLong_Check(sm_count_obj) || PyBool_Check(sm_count_obj)) {
-            PyErr_SetString(PyExc_TypeError, "sm_count must be an int or None");
+            PyErr_SetString(PyExc_TypeError,
+                            "sm_count must be an int or None");
             goto error;
         }
         long value = PyLong_AsLong(sm_count_obj);
@@ -1073,7 +1039,7 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
         status = cr_device_query(&info, &failure);
         Py_END_ALLOW_THREADS
         if (status != CR_OK) {
-            PyErr_Format(state->cuda_error, "the plan of method '%s' sizes "
+            PyErr_Format(crpy_cuda_error(), "the plan of method '%s' sizes "
                          "its grid from the GPU's SM count, and the current "
                          "device could not be asked (%s): pass sm_count= to "
                          "plan without a GPU", cr_method_name(method),
@@ -1091,7 +1057,7 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
     status = cr_plan_launch(n, method, threads, cr_type_size(dtype->type),
                             cr_type_size(acc), sm_count, &plan, &failure);
     if (status != CR_OK) {
-        crpy_raise_cr_error(state->cuda_error, status, &failure);
+        crpy_raise_cr_error(status, &failure);
         goto error;
     }
     passes = PyList_New(plan.count);
@@ -1125,7 +1091,6 @@ cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"op", "dtype", "method", "reduce_dtype",
                                NULL};
-    module_state *state = get_module_state(module);
     PyObject *op_name, *method_name;
     PyArray_Descr *descr = NULL, *requested = NULL;
     PyObject *sizes = NULL;
@@ -1156,7 +1121,7 @@ cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     status = cr_request_block_sizes(&request, threads, &count, &failure);
     if (status != CR_OK) {
-        crpy_raise_cr_error(state->cuda_error, status, &failure);
+        crpy_raise_cr_error(status, &failure);
         goto error;
     }
     sizes = PyTuple_New(count);
@@ -1270,8 +1235,7 @@ cudareduce_device_info(PyObject *module, PyObject *Py_UNUSED(ignored))
     status = cr_device_query(&info, &failure);
     Py_END_ALLOW_THREADS
     if (status != CR_OK) {
-        crpy_raise_cr_error(get_module_state(module)->cuda_error, status,
-                            &failure);
+        crpy_raise_cr_error(status, &failure);
         return NULL;
     }
     return Py_BuildValue(
@@ -1344,6 +1308,7 @@ cudareduce_exec(PyObject *module)
     if (state->cuda_error == NULL) {
         return -1;
     }
+    crpy_set_cuda_error(state->cuda_error);
     if (PyModule_AddObjectRef(module, "CudaError", state->cuda_error) < 0) {
         return -1;
     }
@@ -1374,7 +1339,9 @@ cudareduce_traverse(PyObject *module, visitproc visit, void *arg)
 static int
 cudareduce_clear(PyObject *module)
 {
-    Py_CLEAR(get_module_state(module)->cuda_error);
+    module_state *state = get_module_state(module);
+    crpy_forget_cuda_error(state->cuda_error);
+    Py_CLEAR(state->cuda_error);
     return 0;
 }
 
