@@ -1008,28 +1008,28 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
     if (parse_method(method_name, &method) < 0
         || parse_threads(threads_obj, &threads) < 0
         || (dtype = crpy_lookup_dtype(descr)) == NULL) {
-        goto error;
+        goto done;
     }
     /* Before any device query: a bad n is the caller's error, GPU or not. */
     if (n < 0 || n > CR_MAX_ELEMENTS) {
         PyErr_Format(PyExc_ValueError, "n must be from 0 to 2^62, got %lld",
                      n);
-        goto error;
+        goto done;
     }
     if (sm_count_obj != Py_None) {
         if (!PyLong_Check(sm_count_obj) || PyBool_Check(sm_count_obj)) {
             PyErr_SetString(PyExc_TypeError,
                             "sm_count must be an int or None");
-            goto error;
+            goto done;
         }
         long value = PyLong_AsLong(sm_count_obj);
         if (value == -1 && PyErr_Occurred()) {
-            goto error;
+            goto done;
         }
         if (value <= 0 || value > INT_MAX) {
             PyErr_Format(PyExc_ValueError, "sm_count must be > 0, got %R",
                          sm_count_obj);
-            goto error;
+            goto done;
         }
         sm_count = (int)value;
     }
@@ -1044,21 +1044,21 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
                          "device could not be asked (%s): pass sm_count= to "
                          "plan without a GPU", cr_method_name(method),
                          failure.message);
-            goto error;
+            goto done;
         }
         sm_count = info.sm_count;
     }
     const crpy_dtype *sum_dtype, *unused;
     if (crpy_result_dtypes(crpy_sum_operator(), dtype, NULL, &sum_dtype,
                            &unused) < 0) {
-        goto error;
+        goto done;
     }
     cr_type acc = cr_accumulator_type(sum_dtype->type, CR_OP_SUM);
     status = cr_plan_launch(n, method, threads, cr_type_size(dtype->type),
                             cr_type_size(acc), sm_count, &plan, &failure);
     if (status != CR_OK) {
         crpy_raise_cr_error(status, &failure);
-        goto error;
+        goto done;
     }
     passes = PyList_New(plan.count);
     for (int p = 0; passes != NULL && p < plan.count; p++) {
@@ -1075,7 +1075,7 @@ cudareduce_plan(PyObject *module, PyObject *args, PyObject *kwargs)
         PyList_SET_ITEM(passes, p, record);
     }
 
-error:
+done:
     Py_XDECREF(descr);
     return passes;
 }
@@ -1113,16 +1113,16 @@ cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
     if ((op = crpy_operator_named(op_name)) == NULL
         || parse_method(method_name, &request.method) < 0
         || (dtype = crpy_lookup_dtype(descr)) == NULL) {
-        goto error;
+        goto done;
     }
     if (resolve_reduction(&op, dtype, requested, &reduced, &result,
                           &request) < 0) {
-        goto error;
+        goto done;
     }
     status = cr_request_block_sizes(&request, threads, &count, &failure);
     if (status != CR_OK) {
         crpy_raise_cr_error(status, &failure);
-        goto error;
+        goto done;
     }
     sizes = PyTuple_New(count);
     for (int k = 0; sizes != NULL && k < count; k++) {
@@ -1134,7 +1134,7 @@ cudareduce_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
         PyTuple_SET_ITEM(sizes, k, size);
     }
 
-error:
+done:
     Py_XDECREF(descr);
     Py_XDECREF(requested);
     return sizes;
@@ -1176,18 +1176,18 @@ cudareduce_reduction_dtypes(PyObject *module, PyObject *args,
         || (dtype = crpy_lookup_dtype(descr)) == NULL
         || resolve_reduction(&op, dtype, requested, &reduced, &result,
                              &request) < 0) {
-        goto error;
+        goto done;
     }
     if ((reduced_descr = crpy_result_descr(reduced)) == NULL
         || (result_descr = crpy_result_descr(result)) == NULL
         || (acc_descr = crpy_result_descr(
                 crpy_dtype_of_type(request.acc))) == NULL) {
-        goto error;
+        goto done;
     }
     dtypes = PyTuple_Pack(3, (PyObject *)reduced_descr,
                           (PyObject *)result_descr, (PyObject *)acc_descr);
 
-error:
+done:
     Py_XDECREF(acc_descr);
     Py_XDECREF(result_descr);
     Py_XDECREF(reduced_descr);
