@@ -3,10 +3,20 @@
  * dtype_rules.c: NumPy dtypes <-> cr_type, and NumPy's result dtypes.
  * operators.c: the Python-level operators as rows (sum, prod, mean, min,
  *              max, any, all, argmin, argmax and the NaN-skipping ones).
+ * errors.c: cuda/'s failures as Python exceptions (CudaError).
  * input.c: any array-like -> a pointer, a layout and a dtype (NumPy,
  *          __cuda_array_interface__, DLPack).
  * streams.c: the streams a call runs on and waits for.
- * module.c: the module, its functions and its exceptions.
+ * numpy_result.c: cr_reduce's value as NumPy's scalar, with NumPy's
+ *                 floating-point warnings.
+ * reduce.c: reduce(): its arguments, the request for cuda/, and out=.
+ * facts.c: plan, block_sizes, reduction_dtypes, methods, device_info.
+ * bench.c: the bench's timers and stream holders, the tests' fault hook.
+ * module.c: the module: its state, method table, exec, traverse, clear.
+ *
+ * Calls go one way, down these layers (none calls back up): module.c;
+ * facts.c and bench.c; reduce.c; input.c and numpy_result.c; operators.c
+ * and streams.c; dtype_rules.c and errors.c.
  */
 #ifndef CUDAREDUCE_EXTENSION_H
 #define CUDAREDUCE_EXTENSION_H
@@ -15,7 +25,7 @@
 #include <Python.h>
 
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
-/* One NumPy API table for the three files; module.c imports it. */
+/* One NumPy API table for every file; module.c imports it. */
 #define PY_ARRAY_UNIQUE_SYMBOL cudareduce_ARRAY_API
 #ifndef CUDAREDUCE_MODULE_C
 #define NO_IMPORT_ARRAY
@@ -122,6 +132,20 @@ int crpy_result_dtypes(const crpy_operator *op, const crpy_dtype *input,
                        PyArray_Descr *requested, const crpy_dtype **reduced,
                        const crpy_dtype **result);
 
+/* --- errors.c ----------------------------------------------------------- */
+
+/* The module's CudaError, set by its exec (the module state owns the
+ * reference) and forgotten by its clear (only if still `type`). */
+void crpy_set_cuda_error(PyObject *type);
+void crpy_forget_cuda_error(PyObject *type);
+/* CudaError (a borrowed reference; RuntimeError, its base, where no
+ * module holds one). */
+PyObject *crpy_cuda_error(void);
+
+/* Raises the Python exception for a failed cuda/ call: ValueError for
+ * CR_ERR_INVALID, MemoryError, else CudaError. */
+void crpy_raise_cr_error(cr_status status, const cr_error *failure);
+
 /* --- input.c ------------------------------------------------------------ */
 
 /* An input ready for cr_reduce: where its elements are, their layout and
@@ -148,12 +172,10 @@ typedef struct {
  * caller's stream, which DLPack producers are asked to order their work
  * before; the stream the data is ready on otherwise is the input's
  * producer stream.  A DLPack producer is called with its data's device
- * current (a failure to make it so raises `cuda_error`, the module's
- * CudaError, or ValueError).  Returns 0, or -1 with an exception set and
- * nothing held. */
+ * current (a failure to make it so raises CudaError or ValueError).
+ * Returns 0, or -1 with an exception set and nothing held. */
 int crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
-                       uintptr_t stream, PyObject *cuda_error,
-                       crpy_input *input);
+                       uintptr_t stream, crpy_input *input);
 
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);
@@ -192,12 +214,116 @@ int crpy_torch_stream(int device, uintptr_t *handle);
 int crpy_choose_streams(const crpy_input *input, int given,
                         uintptr_t stream, cr_request *request);
 
-/* --- module.c ----------------------------------------------------------- */
+/* --- numpy_result.c ----------------------------------------------------- */
 
-/* Raises the Python exception for a failed cuda/ call: ValueError for
- * CR_ERR_INVALID, MemoryError, else `cuda_error` (the module's
- * CudaError). */
-void crpy_raise_cr_error(PyObject *cuda_error, cr_status status,
-                         const cr_error *failure);
+/* Large enough for any result of cr_reduce. */
+typedef union {
+    uint64_t u;
+    int64_t i;
+    float f;
+    double d;
+    npy_bool b;
+    cr_indexed_result indexed;
+    cr_counted_result counted;
+} crpy_result_value;
+
+/* cr_reduce's result for `request` as a NumPy scalar of `dtype`: the
+ * accumulator's value, or an index operator's index.  Where a
+ * NaN-skipping one found every element NaN (the value beside the index,
+ * a float or complex accumulator, is NaN), numpy.nanargmin's ValueError
+ * instead. */
+PyObject *crpy_box_result(const crpy_result_value *value,
+                          const cr_request *request,
+                          const crpy_dtype *dtype);
+
+/* The floating-point warnings numpy.sum gives for this reduction (also the
+ * sum inside numpy.mean, and numpy.prod's): "overflow encountered in
+ * reduce" when a float result is infinite (or NaN, by inf - inf) from
+ * finite elements, "invalid value encountered in reduce" when it is NaN
+ * from elements without one (NaN elements of a NaN-skipping operator do
+ * not count),
+ * or when float elements cast into an integer dtype are NaN, infinite or
+ * out of the convert's range.  The elements are looked at (two more
+ * reductions) only in those rare cases.  `reduction` is the boxed value
+ * (crpy_box_result).  0, or -1 with the exception numpy.errstate asked
+ * for. */
+int crpy_report_like_numpy(const cr_request *request,
+                           const crpy_dtype *input,
+                           const crpy_dtype *reduced, PyObject *reduction);
+
+/* --- reduce.c ----------------------------------------------------------- */
+
+/* method=, a name from cudareduce.methods(): *method.  0, or -1 with
+ * TypeError (not a str: NumPy's axis where the method goes) or
+ * ValueError naming the valid methods.  plan and block_sizes too. */
+int crpy_parse_method(PyObject *name, cr_method *method);
+/* threads: None (0: the method's own default for the input's size,
+ * cr_plan_launch), or an int (not a bool, not a float), a power of two
+ * in range. */
+int crpy_parse_threads(PyObject *value, int *threads);
+
+/* The operator `*op` becomes for elements of `input` (crpy_operator_for),
+ * NumPy's reduced and result dtypes (with `requested`, a dtype= argument
+ * or NULL), and the request's element type, cast, accumulator and kernel
+ * operator: what reduce runs and block_sizes answers for.  0, or -1 with
+ * a TypeError. */
+int crpy_resolve_reduction(const crpy_operator **op, const crpy_dtype *input,
+                           PyArray_Descr *requested,
+                           const crpy_dtype **reduced,
+                           const crpy_dtype **result, cr_request *request);
+
+/* One call's reduction, as reduce and time_reduce open it: the operator,
+ * the input (held until crpy_close_reduction_call), NumPy's dtypes, and
+ * the request for cuda/. */
+typedef struct {
+    const crpy_operator *op;
+    crpy_input input;
+    const crpy_dtype *reduced, *result;
+    cr_request request;
+} crpy_reduction_call;
+
+/* Parses the operator, method and threads, acquires the input (DLPack
+ * producers asked to order their work before `stream` if `stream_given`),
+ * checks `axis` against it and finds NumPy's dtypes (with `requested`, a
+ * dtype= argument or NULL); fills the request but for its streams.  0, or
+ * -1 with an exception; close the call either way. */
+int crpy_open_reduction_call(PyObject *op_name, PyObject *obj,
+                             PyObject *method_name, PyObject *threads_obj,
+                             PyObject *axis, PyArray_Descr *requested,
+                             int stream_given, uintptr_t stream,
+                             crpy_reduction_call *call);
+/* The operator's result from the reduction's value, boxed as a scalar of
+ * the reduced dtype (NULL: an exception is set), and cr_reduce's `value`:
+ * the operator's finishing step (mean's divide, by the count of the
+ * elements summed), or the value itself. */
+PyObject *crpy_finish_reduction_call(const crpy_reduction_call *call,
+                                     const crpy_result_value *value,
+                                     PyObject *reduction);
+/* Releases what crpy_open_reduction_call holds. */
+void crpy_close_reduction_call(crpy_reduction_call *call);
+
+/* The module's functions, each file's under it, for module.c's method
+ * table, which holds their docs: the module's Python face in one place. */
+PyObject *crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs);
+
+/* --- facts.c ------------------------------------------------------------ */
+
+PyObject *crpy_plan(PyObject *module, PyObject *args, PyObject *kwargs);
+PyObject *crpy_block_sizes(PyObject *module, PyObject *args,
+                           PyObject *kwargs);
+PyObject *crpy_reduction_dtypes(PyObject *module, PyObject *args,
+                                PyObject *kwargs);
+PyObject *crpy_methods(PyObject *module, PyObject *ignored);
+PyObject *crpy_device_info(PyObject *module, PyObject *ignored);
+
+/* --- bench.c ------------------------------------------------------------ */
+
+PyObject *crpy_time_reduce(PyObject *module, PyObject *args,
+                           PyObject *kwargs);
+PyObject *crpy_time_probe(PyObject *module, PyObject *args);
+PyObject *crpy_stream_hold(PyObject *module, PyObject *stream_obj);
+PyObject *crpy_hold_stream(PyObject *module, PyObject *args);
+PyObject *crpy_release_stream(PyObject *module, PyObject *capsule);
+PyObject *crpy_inject_host_fault(PyObject *module, PyObject *arg);
 
 #endif /* CUDAREDUCE_EXTENSION_H */

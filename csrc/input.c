@@ -718,8 +718,7 @@ done:
  * make current: the producer is asked all the same, its capsule checked,
  * and the reduction raises the no-device error. */
 static PyObject *
-call_dlpack_on(PyObject *obj, int device, uintptr_t consumer,
-               PyObject *cuda_error)
+call_dlpack_on(PyObject *obj, int device, uintptr_t consumer)
 {
     cr_error failure;
     int previous, unused;
@@ -728,7 +727,7 @@ call_dlpack_on(PyObject *obj, int device, uintptr_t consumer,
         return call_dlpack(obj, consumer);
     }
     if (status != CR_OK) {
-        crpy_raise_cr_error(cuda_error, status, &failure);
+        crpy_raise_cr_error(status, &failure);
         return NULL;
     }
     PyObject *capsule = call_dlpack(obj, consumer);
@@ -736,7 +735,7 @@ call_dlpack_on(PyObject *obj, int device, uintptr_t consumer,
     if (status != CR_OK) {
         Py_XDECREF(capsule);    /* unused: its deleter frees the tensor */
         if (!PyErr_Occurred()) {
-            crpy_raise_cr_error(cuda_error, status, &failure);
+            crpy_raise_cr_error(status, &failure);
         }
         return NULL;
     }
@@ -749,8 +748,7 @@ call_dlpack_on(PyObject *obj, int device, uintptr_t consumer,
  * and the reduction runs there, as on a producer's stream. */
 static int
 acquire_dlpack_device(PyObject *obj, int device, int stream_given,
-                      uintptr_t stream, PyObject *cuda_error,
-                      crpy_input *input)
+                      uintptr_t stream, crpy_input *input)
 {
     int64_t strides[CR_MAX_DIMS];
     dl_tensor *tensor;
@@ -759,7 +757,7 @@ acquire_dlpack_device(PyObject *obj, int device, int stream_given,
     if (torch && (torch = crpy_torch_stream(device, &consumer)) < 0) {
         return -1;
     }
-    PyObject *capsule = call_dlpack_on(obj, device, consumer, cuda_error);
+    PyObject *capsule = call_dlpack_on(obj, device, consumer);
     if (capsule == NULL) {
         return -1;
     }
@@ -830,7 +828,7 @@ acquire_dlpack_device(PyObject *obj, int device, int stream_given,
 
 static int
 acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
-               uintptr_t stream, PyObject *cuda_error, crpy_input *input)
+               uintptr_t stream, crpy_input *input)
 {
     long long device_type = -1, device_id = -1;
     PyObject *device = PyObject_CallNoArgs(device_fn);
@@ -864,7 +862,7 @@ acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
             return -1;
         }
         return acquire_dlpack_device(obj, (int)device_id, stream_given,
-                                     stream, cuda_error, input);
+                                     stream, input);
     }
     PyErr_Format(PyExc_TypeError, "cudareduce reads DLPack tensors on CUDA "
                  "(2) or CPU (1) devices, not device type %lld", device_type);
@@ -891,7 +889,7 @@ waits_through_dlpack(PyObject *obj, PyObject *interface)
  * numpy.asarray takes.  0, or -1 with an exception. */
 static int
 acquire_protocols(PyObject *obj, int stream_given, uintptr_t stream,
-                  PyObject *cuda_error, crpy_input *input)
+                  crpy_input *input)
 {
     int result;
     PyObject *attribute = optional_attribute(obj, CAI);
@@ -905,8 +903,7 @@ acquire_protocols(PyObject *obj, int stream_given, uintptr_t stream,
     }
     Py_XDECREF(attribute);
     if ((attribute = optional_attribute(obj, "__dlpack_device__")) != NULL) {
-        result = acquire_dlpack(obj, attribute, stream_given, stream,
-                                cuda_error, input);
+        result = acquire_dlpack(obj, attribute, stream_given, stream, input);
         Py_DECREF(attribute);
         return result;
     }
@@ -917,8 +914,7 @@ acquire_protocols(PyObject *obj, int stream_given, uintptr_t stream,
 
 int
 crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
-                   uintptr_t stream, PyObject *cuda_error,
-                   crpy_input *input)
+                   uintptr_t stream, crpy_input *input)
 {
     int result;
 
@@ -931,8 +927,7 @@ crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
         result = result < 0 ? -1 : 0;
     }
     else {
-        result = acquire_protocols(obj, stream_given, stream, cuda_error,
-                                   input);
+        result = acquire_protocols(obj, stream_given, stream, input);
     }
     if (result < 0) {
         crpy_release_input(input);

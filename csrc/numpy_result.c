@@ -1,0 +1,233 @@
+/* numpy_result.c: cr_reduce's value as NumPy's result.
+ *
+ * Boxing the value into a NumPy scalar of the result dtype
+ * (crpy_box_result), and the floating-point warnings numpy.sum would give
+ * for it, raised by NumPy itself so that numpy.errstate applies
+ * (crpy_report_like_numpy). */
+#include "extension.h"
+
+#include <float.h>
+#include <math.h>
+
+/* The value at `value`, of dtype `from`, as a NumPy scalar of the
+ * result dtype of `to` (crpy_result_descr; an unsafe cast, as numpy.sum's
+ * dtype= does: integers keep their low bits). */
+static PyObject *
+scalar_as(const void *value, const crpy_dtype *from, const crpy_dtype *to)
+{
+    PyObject *scalar = NULL, *array = NULL, *cast = NULL;
+    PyArray_Descr *to_descr = NULL;
+    PyArray_Descr *descr = crpy_descr(from);
+    if (descr == NULL) {
+        return NULL;
+    }
+    scalar = PyArray_Scalar((void *)value, descr, NULL);
+    if (scalar == NULL || (to_descr = crpy_result_descr(to)) == NULL) {
+        goto done;
+    }
+    if (PyArray_EquivTypes(descr, to_descr)) {
+        cast = Py_NewRef(scalar);
+        goto done;
+    }
+    if ((array = PyArray_FromScalar(scalar, NULL)) == NULL) {
+        goto done;
+    }
+    /* CastToType steals the dtype's reference. */
+    cast = PyArray_CastToType((PyArrayObject *)array, to_descr, 0);
+    to_descr = NULL;
+    if (cast != NULL) {
+        cast = PyArray_Return((PyArrayObject *)cast);
+    }
+done:
+    Py_XDECREF(array);
+    Py_XDECREF(to_descr);
+    Py_XDECREF(scalar);
+    Py_DECREF(descr);
+    return cast;
+}
+
+/* The accumulator's value at `bytes` as a NumPy scalar of `dtype`, the
+ * dtype the reduction is into.  A float32 accumulator of a float16
+ * reduction rounds as NumPy's float16 loop rounds its float32 sum; past
+ * float16's range it becomes inf directly, since NumPy's cast would warn
+ * "overflow encountered in cast" where numpy.sum says "in reduce"
+ * (crpy_report_like_numpy). */
+static PyObject *
+box_value(const unsigned char *bytes, cr_type acc, const crpy_dtype *dtype)
+{
+    /* The smallest float whose float16 rounding is inf (65504 is the
+     * largest float16, and 65520 rounds to even, up). */
+    const float float16_overflow = 65520.0f;
+    float single;
+    memcpy(&single, bytes, sizeof(single));
+    if (acc == CR_TYPE_FLOAT32 && dtype->type == CR_TYPE_FLOAT16
+        && isfinite(single) && fabsf(single) >= float16_overflow) {
+        npy_half inf = single < 0 ? 0xfc00 : 0x7c00;
+        return scalar_as(&inf, dtype, dtype);
+    }
+    return scalar_as(bytes, crpy_dtype_of_type(acc), dtype);
+}
+
+/* Whether the value at `bytes`, of the float or complex type `type`, is
+ * NaN (a complex one where either part is). */
+static int
+value_is_nan(const unsigned char *bytes, cr_type type)
+{
+    float single[2];
+    double wide[2];
+    switch (type) {
+    case CR_TYPE_FLOAT32:
+    case CR_TYPE_COMPLEX64:
+        memcpy(single, bytes, cr_type_size(type));
+        return isnan(single[0])
+               || (type == CR_TYPE_COMPLEX64 && isnan(single[1]));
+    default:
+        memcpy(wide, bytes, cr_type_size(type));
+        return isnan(wide[0])
+               || (type == CR_TYPE_COMPLEX128 && isnan(wide[1]));
+    }
+}
+
+PyObject *
+crpy_box_result(const crpy_result_value *value, const cr_request *request,
+                const crpy_dtype *dtype)
+{
+    const unsigned char *bytes = (const unsigned char *)value;
+    if (cr_op_gives_index(request->op) && cr_op_skips_nan(request->op)
+        && value_is_nan(value->indexed.value, request->acc)) {
+        PyErr_SetString(PyExc_ValueError, "All-NaN slice encountered");
+        return NULL;
+    }
+    return box_value(bytes + cr_result_value_offset(request->acc,
+                                                    request->op),
+                     cr_result_value_type(request->acc, request->op),
+                     dtype);
+}
+
+/* Reports a floating-point error of a reduction as numpy.sum does,
+ * `overflow` or else `invalid`: NumPy itself raises it, on a two-element
+ * float64 reduction that sets the same flag, so that numpy.errstate
+ * applies exactly as it does to NumPy's own reductions (ignore, warn,
+ * raise, call, print, log; "overflow encountered in reduce").  0, or -1
+ * with the exception numpy.errstate asked for. */
+static int
+report_fp_error(int overflow)
+{
+    double values[2] = {overflow ? DBL_MAX : INFINITY,
+                        overflow ? DBL_MAX : -INFINITY};
+    npy_intp size = 2;
+    PyObject *numpy = NULL, *add = NULL, *array = NULL, *sum = NULL;
+    if ((numpy = PyImport_ImportModule("numpy")) != NULL
+        && (add = PyObject_GetAttrString(numpy, "add")) != NULL
+        && (array = PyArray_SimpleNew(1, &size, NPY_FLOAT64)) != NULL) {
+        memcpy(PyArray_DATA((PyArrayObject *)array), values, sizeof(values));
+        sum = PyObject_CallMethod(add, "reduce", "O", array);
+    }
+    Py_XDECREF(numpy);
+    Py_XDECREF(add);
+    Py_XDECREF(array);
+    if (sum == NULL) {
+        return -1;
+    }
+    Py_DECREF(sum);
+    return 0;
+}
+
+/* The smallest and largest element of the request's input as doubles
+ * (NaN if any is NaN, or for an operator that skips NaN if all are): two
+ * more reductions, run only to decide a warning. */
+static int
+reduce_extremes(const cr_request *request, double *low, double *high)
+{
+    double *out[2] = {low, high};
+    const int skips_nan = cr_op_skips_nan(request->op);
+    const cr_op ops[2] = {skips_nan ? CR_OP_NANMIN : CR_OP_MIN,
+                          skips_nan ? CR_OP_NANMAX : CR_OP_MAX};
+    for (int k = 0; k < 2; k++) {
+        cr_request extreme = *request;
+        crpy_result_value value = {0};
+        cr_error failure;
+        cr_status status;
+        cr_reduction_for(request->type, request->type, ops[k], &extreme.cast,
+                         &extreme.acc, &extreme.op);
+        Py_BEGIN_ALLOW_THREADS
+        status = cr_reduce(&extreme, &value, &failure);
+        Py_END_ALLOW_THREADS
+        if (status != CR_OK) {
+            crpy_raise_cr_error(status, &failure);
+            return -1;
+        }
+        *out[k] = extreme.acc == CR_TYPE_FLOAT32 ? (double)value.f : value.d;
+    }
+    return 0;
+}
+
+/* The floats the convert of an integer cast takes without raising NumPy's
+ * invalid flag (numpy_cast in cuda/operators.cuh) lie strictly between
+ * *below and *above: those whose truncation fits int32 or int64, or for
+ * uint64 what NumPy's two-step convert takes.  Below -2^63 the next double
+ * is -2^63 - 2048. */
+static void
+cast_range(cr_type cast, double *below, double *above)
+{
+    const double below_int64 = -9223372036854777856.0;
+    switch (cast) {
+    case CR_TYPE_INT32:
+        *below = -2147483649.0;
+        *above = 2147483648.0;
+        break;
+    case CR_TYPE_UINT64:
+        *below = below_int64;
+        *above = 18446744073709551616.0;
+        break;
+    default:
+        *below = below_int64;
+        *above = 9223372036854775808.0;
+        break;
+    }
+}
+
+int
+crpy_report_like_numpy(const cr_request *request, const crpy_dtype *input,
+                       const crpy_dtype *reduced, PyObject *reduction)
+{
+    const int into_integer = reduced->kind == 'i' || reduced->kind == 'u';
+    double low = 0.0, high = 0.0, result = 0.0;
+    int elements_nan = 0, elements_inf = 0;
+    if (reduced->kind == 'f') {
+        if ((result = PyFloat_AsDouble(reduction)) == -1.0
+            && PyErr_Occurred()) {
+            return -1;
+        }
+        if (isfinite(result)) {
+            return 0;
+        }
+    }
+    else if (!into_integer || input->kind != 'f' || request->n == 0) {
+        return 0;       /* exact: integers, or a logical or */
+    }
+    if (input->kind == 'f') {
+        if (reduce_extremes(request, &low, &high) < 0) {
+            return -1;
+        }
+        elements_nan = isnan(low) || isnan(high);
+        elements_inf = isinf(low) || isinf(high);
+        if (elements_nan && cr_op_skips_nan(request->op)) {
+            return 0;   /* every element NaN, each the identity */
+        }
+    }
+    if (into_integer) {
+        double below, above;
+        cast_range(request->cast, &below, &above);
+        return (elements_nan || low <= below || high >= above)
+               ? report_fp_error(0) : 0;
+    }
+    if (elements_nan) {
+        return 0;
+    }
+    if (!elements_inf && report_fp_error(1) < 0) {
+        return -1;
+    }
+    return isnan(result) ? report_fp_error(0) : 0;
+}
+
