@@ -1,6 +1,6 @@
 """Published timings of the reduction ladder, as data, with their sources.
 
-So that :func:`cudareduce.plot.plot_step_speedups` (a plot) and
+So that :func:`cudareduce.bench.plot.plot_step_speedups` (a plot) and
 :func:`side_by_side` (a text table) can set the user's GPU beside what others
 measured, each table below carries the figures exactly as published (converted
 to microseconds) and the citation they come from.
@@ -32,18 +32,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from . import _cudareduce
-from .results import (is_reference, op_of, order_results, render, speedups,
-                      validate_document)
+from .names import LADDER
+from .figures import order_results, render, speedups
+from .names import is_reference, op_of
+from .schema import validate_document
 
 __all__ = ["LADDER", "REFERENCES", "ReferenceTable", "get", "select",
            "side_by_side"]
 
-LADDER: tuple[str, ...] = tuple(
-    name for name, _ in _cudareduce.methods()[:_cudareduce.LADDER_STEPS])
-"""The ladder's method names in step order (step 1 first): the first
-``LADDER_STEPS`` of :func:`cudareduce.methods`, as the extension lists
-them."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 - :func:`plot_step_speedups`: what each step of the ladder buys on your GPU
   (from the cold GPU times), at one size or several side by side, beside
-  the published tables of :mod:`cudareduce.reference`.
+  the published tables of :mod:`cudareduce.bench.reference`.
 - :func:`plot_bandwidth`: cold GB/s against n for each method and peer,
   under the read ceiling (a read-only kernel timed the same way at each
   size) measured in the same run; optionally the back-to-back figures too.
@@ -20,11 +20,14 @@ with or without ``%matplotlib inline``.
 
 Example::
 
-    import cudareduce.bench, cudareduce.plot
-    doc = cudareduce.bench.run(sizes=[2**k for k in range(10, 27)])
-    cudareduce.plot.plot_step_speedups(doc, n=[2**22, 2**26],
-                                       path="speedup.png")
-    cudareduce.plot.plot_bandwidth(doc, path="bandwidth.png", batch=True)
+    from cudareduce import bench
+    from cudareduce.bench import plot
+    doc = bench.run(sizes=[2**k for k in range(10, 27)])
+    plot.plot_step_speedups(doc, n=[2**22, 2**26], path="speedup.png")
+    plot.plot_bandwidth(doc, path="bandwidth.png", batch=True)
+
+Needs matplotlib: without it, importing this module raises an ImportError
+that names the extra to install (``bench``).
 """
 from __future__ import annotations
 
@@ -36,15 +39,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from matplotlib.figure import Figure as _MplFigure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+try:
+    from matplotlib.figure import Figure as _MplFigure
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+except ImportError as exc:  # pragma: no cover - tested in a subprocess
+    raise ImportError(
+        f"cudareduce's plots need matplotlib ({exc}): install the bench "
+        f"extra, python -m pip install -e \".[bench]\" from a checkout, or "
+        f"python -m pip install matplotlib") from exc
 
 from . import reference as _reference
-from .results import (format_bytes, gbps, is_peer, is_reference,
-                      ladder_methods, numpy_dtype, op_of, order_results,
-                      read_floor_us, reduction_label, result_gbps, short_n,
-                      speedups, validate_document)
+from .figures import (format_bytes, gbps, order_results, read_floor_us,
+                      reduction_label, result_gbps, short_n, speedups)
+from .names import is_peer, is_reference, ladder_methods, numpy_dtype, op_of
+from .schema import validate_document
 
 __all__ = ["plot_bandwidth", "plot_step_speedups", "select_group"]
 
@@ -211,7 +221,7 @@ def plot_step_speedups(results: Mapping[str, Any] | str | os.PathLike,
         A bench results document, or the path of its JSON file.
     reference : "all", None, str or sequence of str
         Reference tables to show (keys of
-        :data:`cudareduce.reference.REFERENCES`); default all.
+        :data:`cudareduce.bench.reference.REFERENCES`); default all.
     path : path, optional
         Where to save the figure (format from the suffix, e.g. ``.png``).
     n : int or sequence of int, optional

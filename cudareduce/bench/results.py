@@ -2,9 +2,9 @@
 document (a ``dict``) with its tables, HTML, JSON, pandas and plots.
 
 No GPU code: it reads documents that :func:`cudareduce.bench.run` measured
-or a ``--json`` file holds.  It stands above :mod:`cudareduce.plot` (its
+or a ``--json`` file holds.  It stands above :mod:`cudareduce.bench.plot` (its
 plot methods draw through it), which stands above the results model
-(:mod:`cudareduce.results`), so the model's functions live there and this
+(:mod:`cudareduce.bench.schema`), so the model's functions live there and this
 class here; :mod:`cudareduce.bench` re-exports it as ``bench.Results``.
 """
 from __future__ import annotations
@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from .results import (RESULT_KEYS, TABLE_HEADERS, TIME_KEYS, describe_sizes,
-                      format_table, group_cells, group_title, is_peer,
-                      is_reference, op_of, order_results, pass_split,
-                      read_percent, report_head, result_bytes, result_gbps,
-                      short_n, speedups, table_groups, validate_document,
-                      write_json)
+from .figures import (TABLE_HEADERS, describe_sizes, format_table, group_cells,
+                      group_title, order_results, pass_split, read_percent,
+                      report_head, result_gbps, short_n, speedups,
+                      table_groups)
+from .names import is_peer, is_reference, op_of
+from .schema import (RESULT_KEYS, TIME_KEYS, result_bytes, validate_document,
+                     write_json)
 
 __all__ = ["PANDAS_COLUMNS", "Results"]
 
@@ -37,7 +38,7 @@ class Results(dict):
     """What one bench run measured: the JSON document, with tools to show it.
 
     A ``Results`` *is* the JSON document of :mod:`cudareduce.bench` (a
-    ``dict``, checked by :func:`~cudareduce.results.validate_document` when
+    ``dict``, checked by :func:`~cudareduce.bench.schema.validate_document` when
     built, so ``results["device"]`` and ``json.dump(results, f)`` work as
     they do on the plain document), plus:
 
@@ -49,7 +50,7 @@ class Results(dict):
     - :meth:`to_pandas` -- one DataFrame row per result, with the table's
       derived columns (needs pandas);
     - :meth:`plot_step_speedups`, :meth:`plot_bandwidth` -- the plots of
-      :mod:`cudareduce.plot` (need matplotlib);
+      :mod:`cudareduce.bench.plot` (need matplotlib);
     - :meth:`select` -- a part of it (one size, some methods, ...).
 
     In Jupyter a ``Results`` shows as HTML tables with the same columns as the
@@ -64,7 +65,7 @@ class Results(dict):
     ------
     ValueError
         `document` does not have the document's shape (see
-        :func:`~cudareduce.results.validate_document`).
+        :func:`~cudareduce.bench.schema.validate_document`).
     """
 
     def __init__(self, document: Mapping[str, Any]) -> None:
@@ -105,7 +106,7 @@ class Results(dict):
     def device(self) -> dict:
         """The GPU and its software: name, compute capability, SMs, L2 and
         memory bytes, peak clocks (MHz), memory bus bits, driver, CUDA
-        versions, CCCL (see :mod:`cudareduce.results`)."""
+        versions, CCCL (see :mod:`cudareduce.bench.schema`)."""
         return self["device"]
 
     @property
@@ -115,7 +116,7 @@ class Results(dict):
 
     @property
     def ops(self) -> list[str]:
-        """The reductions measured (:data:`~cudareduce.results.OPS`), in
+        """The reductions measured (:data:`~cudareduce.bench.names.OPS`), in
         order of first appearance."""
         return list(dict.fromkeys(op_of(r) for r in self["results"]))
 
@@ -269,7 +270,7 @@ class Results(dict):
     def to_pandas(self) -> Any:
         """One row per result, in table order, as a ``pandas.DataFrame``.
 
-        Columns: the document's (:data:`~cudareduce.results.RESULT_KEYS`:
+        Columns: the document's (:data:`~cudareduce.bench.schema.RESULT_KEYS`:
         ``method``, ``op`` (``"sum"`` where a document names none),
         ``dtype``, ``n``, ``threads``, ``cold_us``, ``batch_us``,
         ``call_us``, ``pass_us`` (a list), ``reps``, ``correct``), then
@@ -326,7 +327,7 @@ class Results(dict):
         return df
 
     def plot_step_speedups(self, **kwargs: Any) -> Any:
-        """:func:`cudareduce.plot.plot_step_speedups` of these results
+        """:func:`cudareduce.bench.plot.plot_step_speedups` of these results
         (keywords: ``reference``, ``path``, ``n`` (one size or several, side
         by side), ``op``, ``dtype``, ``threads``); returns the matplotlib
         Figure."""
@@ -334,7 +335,7 @@ class Results(dict):
         return plot.plot_step_speedups(self, **kwargs)
 
     def plot_bandwidth(self, **kwargs: Any) -> Any:
-        """:func:`cudareduce.plot.plot_bandwidth` of these results
+        """:func:`cudareduce.bench.plot.plot_bandwidth` of these results
         (keywords: ``path``, ``op``, ``dtype``, ``threads``, ``batch``);
         returns the matplotlib Figure."""
         from . import plot  # noqa: PLC0415 - needs matplotlib
