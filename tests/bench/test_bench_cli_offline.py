@@ -12,14 +12,14 @@ import sys
 import pytest
 
 import cudareduce
-import cudareduce.results as model
-from bench_data import (PNG_MAGIC, child_env, comparison,  # noqa: F401
-                        counters_document, fake_device, host_document,
-                        needs_matplotlib, no_device, results, sample)
+from cudareduce.bench import figures, names, schema
+from support.bench_data import (PNG_MAGIC, child_env, comparison,  # noqa: F401
+                                counters_document, fake_device, host_document,
+                                needs_matplotlib, no_device, results, sample)
 from cudareduce import _cudareduce
 from cudareduce.bench import cli, counters, host, peers
 from cudareduce.bench.sizes import PAPER_N
-from cudareduce.document import Results
+from cudareduce.bench.results import Results
 
 
 def test_cli_without_gpu_exits_1_with_the_cuda_error(tmp_path):
@@ -53,8 +53,8 @@ def test_cli_help(tmp_path):
         assert option in proc.stdout
     # every op and every dtype offered
     choices = "".join(proc.stdout.split())
-    assert "{" + ",".join(model.OPS) + "}" in choices
-    assert "{" + ",".join(model.DTYPES) + "}" in choices
+    assert "{" + ",".join(names.OPS) + "}" in choices
+    assert "{" + ",".join(names.DTYPES) + "}" in choices
 
 
 @pytest.mark.parametrize("argv", [
@@ -107,7 +107,7 @@ def test_cli_defaults_and_outputs(sample, tmp_path, capsys, monkeypatch):
                                threads=256, peers=True, progress=True,
                                seed=None, op="sum")]
     out, err = capsys.readouterr()
-    assert out == model.format_table(sample) + "\n"
+    assert out == figures.format_table(sample) + "\n"
     assert "1 result(s) WRONG: unroll_complete (n=65536)" in err
     assert json.loads(json_path.read_text(encoding="utf-8")) == sample
     for suffix in ("-speedup.png", "-bandwidth.png"):
@@ -135,7 +135,7 @@ def test_cli_options_reach_run(sample, monkeypatch, capsys):
         [1024, 2048, 4096, 5000], [1 << 20], [4194304], [1000]]
 
 
-@pytest.mark.parametrize("op", model.OPS)
+@pytest.mark.parametrize("op", names.OPS)
 @pytest.mark.parametrize("dtype", ["bool", "uint16", "float16"])
 def test_cli_op_and_dtype_reach_run(op, dtype, sample, monkeypatch, capsys):
     fake = _FakeRun(sample)
@@ -172,7 +172,7 @@ def test_plot_paths():
 
 
 def test_results_table_is_the_clis(results, sample, monkeypatch, capsys):
-    assert results.table() == model.format_table(sample)
+    assert results.table() == figures.format_table(sample)
     assert str(results) == results.table()
     _patch_run(monkeypatch, _FakeRun(results))
     assert cli.main([]) == 0
@@ -239,7 +239,7 @@ def test_peers_prints_the_comparison_and_writes_all_of_it(tmp_path, capsys,
     assert f"wrote {path}" in err
     written = json.loads(path.read_text(encoding="utf-8"))
     assert written == made
-    model.validate_document(written["results"])
+    schema.validate_document(written["results"])
 
 
 def test_threads_default_is_the_methods_own_with_peers_only(monkeypatch,

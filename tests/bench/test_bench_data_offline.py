@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import cudareduce.results as model
+from cudareduce.bench import names
 from cudareduce.bench import data
 
 #: Sizes of the data checks: one element, a few, and past 2^20 by an odd
@@ -17,7 +17,7 @@ EXTREMES = ("min", "max", "nanmin", "nanmax")
 #: The arg ops: an index of the input, not a value of it.
 ARGS = ("argmin", "argmax", "nanargmin", "nanargmax")
 #: The real floats, the complex, and both: the dtypes that hold NaN.
-FLOATS = tuple(d for d in model.DTYPES if model.dtype_kind(d) == "f")
+FLOATS = tuple(d for d in names.DTYPES if names.dtype_kind(d) == "f")
 COMPLEX = ("complex64", "complex128")
 INEXACT = FLOATS + COMPLEX
 
@@ -65,7 +65,7 @@ def _top(dtype: str) -> int:
     less (bfloat16: every integer up to 256)."""
     if dtype == "bfloat16":
         return 256
-    return 1000 if model.dtype_kind(dtype) in "fc" \
+    return 1000 if names.dtype_kind(dtype) in "fc" \
         else min(1000, np.iinfo(dtype).max)
 
 
@@ -94,23 +94,23 @@ def test_is_correct_by_value_nan_as_nan():
     assert data.is_correct(np.float64(0.125), np.float16(0.125))
 
 
-@pytest.mark.parametrize("dtype", model.DTYPES)
+@pytest.mark.parametrize("dtype", names.DTYPES)
 @pytest.mark.parametrize("n", [1, 1000, 2 ** 20 + 3])
 def test_a_sums_data_is_nonzero_integers_of_an_exact_sum(dtype, n):
     """Complex: each part such integers, summed apart."""
     rng = np.random.default_rng([n, len(dtype)])
     a = data.random_array(rng, n, dtype)
     limit = data.value_limit(n, dtype)
-    assert a.dtype == model.numpy_dtype(dtype) and a.size == n
+    assert a.dtype == names.numpy_dtype(dtype) and a.size == n
     sums = []
     for part in _parts(a):
         wide = part.astype(np.float64)
         assert np.all(wide != 0) and np.all(np.abs(wide) <= limit)
         assert np.array_equal(wide, np.round(wide))
-        if n > 100 and model.dtype_kind(dtype) in "ifc":
+        if n > 100 and names.dtype_kind(dtype) in "ifc":
             assert wide.min() < 0 < wide.max()
         sums.append(sum(int(v) for v in wide))
-    exact = complex(*sums) if model.dtype_kind(dtype) == "c" else sums[0]
+    exact = complex(*sums) if names.dtype_kind(dtype) == "c" else sums[0]
     reference = data.reference_result(a)
     rounded = reference.dtype.type
     assert reference == rounded(exact)
@@ -123,7 +123,7 @@ def test_a_sums_data_is_nonzero_integers_of_an_exact_sum(dtype, n):
     assert data.is_correct(_numpy(np.sum, a[::-1]), reference)
     first, last = a[0].item(), a[-1].item()
     changes = [exact - first, exact + last]
-    if model.dtype_kind(dtype) == "c":
+    if names.dtype_kind(dtype) == "c":
         changes += [exact - first.real, exact + 1j * last.imag]
     for changed in changes:
         if rounded(changed) == reference:
@@ -170,15 +170,15 @@ def _data(op: str, dtype: str, n: int, seed: int = 0) -> np.ndarray:
                              n, dtype, op)
 
 
-@pytest.mark.parametrize("op", model.OPS)
-@pytest.mark.parametrize("dtype", model.DTYPES)
+@pytest.mark.parametrize("op", names.OPS)
+@pytest.mark.parametrize("dtype", names.DTYPES)
 def test_the_reference_is_numpys_answer_of_its_dtype(op, dtype):
     """Each op's reference on its data: NumPy's own answer, of NumPy's
     result dtype, and the same in the reverse order (an arg op's: the same
     element, the first of its value in the reverse order's last)."""
     for n in SIZES:
         a = _data(op, dtype, n)
-        assert a.dtype == model.numpy_dtype(dtype) and a.size == n
+        assert a.dtype == names.numpy_dtype(dtype) and a.size == n
         reference = data.reference_result(a, op)
         numpy_answer = _numpy(getattr(np, op), a)
         assert reference.dtype == numpy_answer.dtype
@@ -186,7 +186,7 @@ def test_the_reference_is_numpys_answer_of_its_dtype(op, dtype):
         if op in ARGS:
             assert reference.dtype == np.int64
             picked = a[reference]
-            nan_picked = model.dtype_kind(dtype) in "fc" and np.isnan(picked)
+            nan_picked = names.dtype_kind(dtype) in "fc" and np.isnan(picked)
             same = np.isnan(a) if nan_picked else a == picked
             assert reference == np.flatnonzero(same)[0]
             continue
@@ -196,7 +196,7 @@ def test_the_reference_is_numpys_answer_of_its_dtype(op, dtype):
         assert not np.isnan(reference)
 
 
-@pytest.mark.parametrize("op", model.OPS)
+@pytest.mark.parametrize("op", names.OPS)
 @pytest.mark.parametrize("dtype", ["float32", "int16", "uint8",
                                    "complex128"])
 def test_a_wrong_value_is_caught(op, dtype):
@@ -212,9 +212,9 @@ def test_a_wrong_value_is_caught(op, dtype):
         assert not data.is_correct(reference.item() + 1j, reference)
 
 
-@pytest.mark.parametrize("dtype", [d for d in model.DTYPES if d != "bool"])
+@pytest.mark.parametrize("dtype", [d for d in names.DTYPES if d != "bool"])
 def test_a_products_data_is_ones_and_a_dozen_factors(dtype):
-    kind = model.dtype_kind(dtype)
+    kind = names.dtype_kind(dtype)
     for n in SIZES:
         for op in PRODUCTS:
             a = _data(op, dtype, n)
@@ -250,7 +250,7 @@ def test_the_nan_ops_data_has_nans_on_floats_and_complex():
         assert not np.isnan(_data(op, "complex64", 1000)).any()
 
 
-@pytest.mark.parametrize("dtype", [d for d in model.DTYPES if d != "bool"])
+@pytest.mark.parametrize("dtype", [d for d in names.DTYPES if d != "bool"])
 @pytest.mark.parametrize("op", ARGS)
 def test_an_arg_ops_answer_is_the_first_of_ties(op, dtype):
     """The arg ops' data: min's and max's range, one end of it once and the
@@ -266,7 +266,7 @@ def test_an_arg_ops_answer_is_the_first_of_ties(op, dtype):
         numbers = _numbers(a)
         low, high = numbers.min(), numbers.max()
         assert _real(high) == _top(dtype)
-        signed = model.dtype_kind(dtype) in "ifc"
+        signed = names.dtype_kind(dtype) in "ifc"
         assert _real(low) == (-_real(high) if signed else 0)
         counts = sorted([int(np.sum(numbers == low)),
                          int(np.sum(numbers == high))])
@@ -328,11 +328,11 @@ def test_the_nan_skipping_arg_ops_data_tell_the_nan_rules_apart(op, dtype):
         assert not np.isnan(_data(op, dtype, n)).all()
 
 
-@pytest.mark.parametrize("dtype", [d for d in model.DTYPES if d != "bool"])
+@pytest.mark.parametrize("dtype", [d for d in names.DTYPES if d != "bool"])
 def test_each_extreme_is_one_element(dtype):
     """min and max are each decided by one element: lose it and the answer
     changes."""
-    signed = model.dtype_kind(dtype) in "ifc"
+    signed = names.dtype_kind(dtype) in "ifc"
     for op in EXTREMES:
         a = _data(op, dtype, 1000)
         numbers = _numbers(a)
@@ -344,7 +344,7 @@ def test_each_extreme_is_one_element(dtype):
         assert reference == (low if op.endswith("min") else high)
 
 
-@pytest.mark.parametrize("dtype", model.DTYPES)
+@pytest.mark.parametrize("dtype", names.DTYPES)
 def test_any_and_all_are_decided_by_few_elements(dtype):
     """any: zeros with up to FEW non-zeros; all: non-zeros with up to FEW
     zeros; each answer comes out both ways over seeds."""

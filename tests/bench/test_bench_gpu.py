@@ -15,6 +15,10 @@ import pytest
 
 import cudareduce
 from cudareduce import _cudareduce, bench
+from cudareduce.bench.figures import TABLE_HEADERS
+from cudareduce.bench.names import OPS, is_peer, peers_of
+from cudareduce.bench.policy import MAX_REPS, MIN_REPS
+from cudareduce.bench.timers import load_peer
 
 pytestmark = pytest.mark.gpu
 
@@ -32,14 +36,14 @@ def _env() -> dict:
 
 def _available_peers(op: str = "sum", dtype: str = "float32") -> list[str]:
     ordinal = _cudareduce.device_info()["ordinal"]
-    return [p for p in bench.peers_of(op)
-            if bench.load_peer(p, ordinal, dtype)[0] is not None]
+    return [p for p in peers_of(op)
+            if load_peer(p, ordinal, dtype)[0] is not None]
 
 
 def _passes(method, n, dtype, threads):
     """The passes a cold sample of `method` times one by one: the plan's
     (fast: 1), none for cub and the peers."""
-    if method == "cub" or bench.is_peer(method):
+    if method == "cub" or is_peer(method):
         return 0
     return len(cudareduce.plan(n, method, threads=threads, dtype=dtype))
 
@@ -65,7 +69,7 @@ def _check(doc, sizes, dtype, methods, threads=256, op="sum"):
         assert r["correct"], r
         assert r["dtype"] == dtype and r["threads"] == threads
         assert r["op"] == op
-        assert bench.MIN_REPS <= r["reps"] <= bench.MAX_REPS
+        assert MIN_REPS <= r["reps"] <= MAX_REPS
         # The GPU machine has CuPy: every method has its call time.
         assert r["cold_us"] > 0 and r["batch_us"] > 0 and r["call_us"] > 0
         assert len(r["pass_us"]) == _passes(r["method"], r["n"], dtype,
@@ -89,9 +93,9 @@ def test_run_other_dtypes(dtype):
 def test_every_peer_is_there_on_the_gpu_machine():
     # The peer tests below take the peers that load: an empty list would
     # let them pass without timing any.
-    assert _available_peers() == list(bench.peers_of("sum"))
-    for op in bench.OPS:
-        assert _available_peers(op) == list(bench.peers_of(op)), op
+    assert _available_peers() == list(peers_of("sum"))
+    for op in OPS:
+        assert _available_peers(op) == list(peers_of(op)), op
 
 
 #: The ops the bench runs below, one of each kind of data (a product's,
@@ -158,7 +162,7 @@ def test_cli_paper_size_prints_the_table(tmp_path):
     assert "Traceback" not in proc.stderr
     assert _cudareduce.device_info()["name"] in proc.stdout.splitlines()[0]
     assert "float32, n = 4,194,304 (2^22), 256 threads per block" in proc.stdout
-    for header in bench.TABLE_HEADERS:
+    for header in TABLE_HEADERS:
         assert header in proc.stdout
     assert "WRONG" not in proc.stdout
     for method in LADDER:
@@ -277,7 +281,7 @@ def test_pytest_benchmarks_run_and_check_every_method(tmp_path):
     exactly before it is timed, so a wrong one fails this run; nothing may
     be skipped."""
     pytest.importorskip("pytest_benchmark")
-    suite = Path(__file__).resolve().parent.parent / "benchmarks"
+    suite = Path(__file__).resolve().parents[2] / "benchmarks"
     env = {**_env(), "CUDAREDUCE_BENCH_SIZES": "1000003"}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", str(suite / "test_methods.py"),
@@ -286,6 +290,6 @@ def test_pytest_benchmarks_run_and_check_every_method(tmp_path):
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     tail = proc.stdout[-3000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, tail
-    expected = len(LADDER) + len(bench.peers_of("sum"))
+    expected = len(LADDER) + len(peers_of("sum"))
     assert f"{expected} passed" in proc.stdout, tail
     assert "skipped" not in proc.stdout, tail

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import cudareduce
-from bench_data import (FAKE_DRIVER, FAKE_HOST_COPY_GBPS,  # noqa: F401
-                        SYNTHETIC_DEVICE, fake_device_arrays, host_document)
-from cudareduce import results as model
+from support.bench_data import (FAKE_DRIVER, FAKE_HOST_COPY_GBPS,  # noqa: F401
+                                SYNTHETIC_DEVICE, fake_device_arrays,
+                                host_document)
+from cudareduce.bench import schema
 from cudareduce.bench import host
 
 
@@ -35,7 +36,7 @@ def test_run_host_on_the_fake_device(fake_device_arrays, no_peers):
         ("host_copy", host.HOST_COPY_BYTES, 1, 3, 10, "cold", 1)]
     assert document["pinned_gbps"] == pytest.approx(FAKE_HOST_COPY_GBPS)
     # the device and its software, as a ladder document has them
-    assert document["device"] == model.describe_device(
+    assert document["device"] == schema.describe_device(
         {**fake_device_arrays.device_info(), "driver": FAKE_DRIVER})
     results = document["results"]
     assert [(r["dtype"], r["n"], r["call"]) for r in results] == [

@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-import cudareduce.results as model
-from bench_data import (FAKE_DRIVER, FAKE_EMPTY_MS, FAKE_MS,  # noqa: F401
-                        METHODS, STEPS, fake_device, fake_device_arrays,
-                        no_device, report_tables)
+from cudareduce.bench import figures, names, schema
+from support.bench_data import (FAKE_DRIVER, FAKE_EMPTY_MS,  # noqa: F401
+                                FAKE_MS, METHODS, STEPS, fake_device,
+                                fake_device_arrays, no_device, report_tables)
 from cudareduce import _cudareduce
 from cudareduce.bench import data, floor, ladder, policy
-from cudareduce.document import Results
+from cudareduce.bench.results import Results
 
 #: The planted timer's input and its exact sum.
 A = np.arange(1, 101, dtype=np.float32)
@@ -217,9 +217,9 @@ def _expected(fake, method: str, n: int, dtype: str = "float32",
 
 def test_run_with_a_fake_device(fake_device, bars):
     doc = ladder.run(sizes=[1000, 1 << 16], peers=True, progress=True, seed=1)
-    model.validate_document(doc)
+    schema.validate_document(doc)
     info = {**fake_device.device_info(), "driver": FAKE_DRIVER}
-    assert doc["device"] == model.make_document(
+    assert doc["device"] == schema.make_document(
         info, doc["floor"], [], [], timing=doc["timing"])["device"]
     assert doc["device"]["driver"] == FAKE_DRIVER
     # the floor, timed in the run
@@ -241,7 +241,7 @@ def test_run_with_a_fake_device(fake_device, bars):
                    for m in STEPS + ["cub", "torch.sum"]]
     for r in doc["results"]:
         if r["method"] == "unroll_warp":
-            assert r == model.make_result(
+            assert r == schema.make_result(
                 "unroll_warp", "float32", r["n"], 256, cold_us=None,
                 batch_us=None, call_us=None, pass_us=[], reps=0,
                 correct=False)
@@ -280,7 +280,7 @@ def test_run_with_a_fake_device(fake_device, bars):
     peer_rows = [r for r in doc["results"] if r["method"] == "torch.sum"]
     assert all(r["cold_us"] == pytest.approx(1e3 * torch.ms)
                and r["pass_us"] == [] for r in peer_rows)
-    assert "WRONG" in model.format_table(doc)
+    assert "WRONG" in figures.format_table(doc)
     # the progress bar: one step per (size, method) timed
     (bar,) = bars
     assert (bar.total, bar.enabled, bar.closed) == (20, True, True)
@@ -294,7 +294,7 @@ def test_run_with_a_fake_device(fake_device, bars):
 def test_run_times_calls_on_device_arrays(fake_device_arrays):
     doc = ladder.run(methods=["sequential", "cub", "torch.sum"],
                      sizes=[1000], progress=False, seed=6)
-    model.validate_document(doc)
+    schema.validate_document(doc)
     assert all(r["call_us"] > 0 for r in doc["results"])
     assert "numpy's" in doc["timing"]["method"]
     a = np.empty(1000, np.float32)
@@ -319,7 +319,7 @@ def test_the_default_size_is_the_rules(fake_device, monkeypatch):
     monkeypatch.setattr(ladder, "default_n", default_n)
     doc = ladder.run(methods=["sequential", "cub"], dtype="float64",
                      peers=False, progress=False)
-    model.validate_document(doc)
+    schema.validate_document(doc)
     assert [(r["method"], r["n"]) for r in doc["results"]] == [
         ("sequential", 1 << 12), ("cub", 1 << 12)]
     assert doc["timing"]["default_n_rule"] == "default n = 2^12: planted"
@@ -340,7 +340,7 @@ def test_the_default_size_on_the_fake_device(fake_device):
     # 1,500 GB/s: 25 empty kernels (12.5 µs) read 32 MiB (22.9 µs) but not
     # 16 MiB (11.7 µs): 2^23 float32.
     doc = ladder.run(methods=["fast"], peers=False, progress=False)
-    model.validate_document(doc)
+    schema.validate_document(doc)
     assert [r["n"] for r in doc["results"]] == [1 << 23]
     rule = doc["timing"]["default_n_rule"]
     assert rule.startswith("default n = 2^23: ")
@@ -358,7 +358,7 @@ def test_run_times_fast_and_cub_and_tables_them(fake_device):
     factor = 1 + (1 << 14) / 1e6
     assert t["fast"] == pytest.approx(1e3 * FAKE_MS["fast"] * factor)
     assert t["cub"] == pytest.approx(1e3 * FAKE_MS["cub"] * factor)
-    (table,) = report_tables(model.format_table(doc))
+    (table,) = report_tables(figures.format_table(doc))
     cells = {line.split()[0]: line.split()[1:] for line in table[2:]}
     assert list(cells) == STEPS + ["cub", "torch.sum"]
     assert cells["unroll_warp"][0] == "WRONG"
@@ -395,7 +395,7 @@ def test_run_int_dtype_checks_exactly(fake_device):
 
 
 def test_resolve_selection():
-    peers = list(model.peers_of("sum"))
+    peers = list(names.peers_of("sum"))
     assert ladder._resolve(None, True) == (METHODS, peers, False)
     assert ladder._resolve(None, False) == (METHODS, [], False)
     assert ladder._resolve(["cub", "fast", "torch.sum"], True) == \
@@ -423,16 +423,16 @@ def test_resolve_selection_of_another_op():
         ladder._resolve(None, ["torch.nanmin"], "nanmin")
 
 
-@pytest.mark.parametrize("op", model.OPS)
+@pytest.mark.parametrize("op", names.OPS)
 def test_run_times_the_op_on_its_data(fake_device, op):
     """Every op: time_reduce of the op on the op's data, checked exactly
     (the wrong method still caught), the op's peer, each result naming its
     op, one table titled with it."""
     doc = ladder.run(["sequential", "unroll_warp", "fast"], sizes=[1000],
                      dtype="int16", progress=False, seed=3, op=op)
-    model.validate_document(doc)
+    schema.validate_document(doc)
     assert set(fake_device.ops) == {op}
-    torch = [p for p in model.peers_of(op) if p.startswith("torch.")]
+    torch = [p for p in names.peers_of(op) if p.startswith("torch.")]
     assert [(r["method"], r["op"], r["correct"]) for r in doc["results"]] \
         == [("sequential", op, True), ("unroll_warp", op, False),
             ("fast", op, True)] + [(p, op, True) for p in torch]
@@ -464,7 +464,7 @@ def test_run_reduces_the_ops_own_data(fake_device, monkeypatch):
     assert references == [("float16", "nanmax")] * 2
 
 
-@pytest.mark.parametrize("dtype", model.DTYPES)
+@pytest.mark.parametrize("dtype", names.DTYPES)
 def test_run_takes_every_dtype_leaving_out_a_peer_without_it(fake_device,
                                                              capsys, dtype):
     """A peer that takes no such dtype (the fake torch: uint16, uint32,

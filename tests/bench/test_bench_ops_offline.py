@@ -13,13 +13,15 @@ import numpy as np
 import pytest
 
 import cudareduce
-import cudareduce.results as model
-from bench_data import (NCU_RECORDING, comparison,  # noqa: F401
-                        counters_document, needs_matplotlib, plot, row,
-                        sample, synthetic_document)
+from cudareduce.bench import figures, names, schema
+from support.bench_data import (NCU_RECORDING, comparison,  # noqa: F401
+                                counters_document, needs_matplotlib, plot, row,
+                                sample, synthetic_document)
 from cudareduce.bench import counters, peers
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "targets.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "targets.py"
+#: The bench tests' data.
+DATA = Path(__file__).resolve().parent / "data"
 _spec = importlib.util.spec_from_file_location("targets", SCRIPT)
 targets = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(targets)
@@ -166,11 +168,11 @@ def test_the_plots_of_another_op(sample):
     assert styles["torch.prod (peer)"] != styles["cupy.prod (peer)"]
     # the products' bandwidth: their own figures
     prod_fast = [r for r in doc["results"] if r["method"] == "fast"
-                 and model.op_of(r) == "prod"]
+                 and names.op_of(r) == "prod"]
     line = next(line for line in ax.get_lines()
                 if line.get_label() == "8. fast")
     assert list(line.get_ydata()) == pytest.approx(
-        [model.result_gbps(r, "cold_us") for r in prod_fast])
+        [figures.result_gbps(r, "cold_us") for r in prod_fast])
     with pytest.raises(ValueError, match="no results for op 'max'"):
         plot.plot_bandwidth(doc, op="max")
     with pytest.raises(ValueError, match="no float32 prod results with "
@@ -225,7 +227,7 @@ def test_cub_ops_are_ops_and_none_skips_nans():
     """The ops held to cub are the bench's, argmin and argmax among them
     (CUB's ArgMin, ArgMax), and none of the NaN-skipping ones, which CUB
     does not offer."""
-    assert set(targets.CUB_OPS) <= set(model.OPS)
+    assert set(targets.CUB_OPS) <= set(names.OPS)
     assert {"argmin", "argmax"} <= set(targets.CUB_OPS)
     assert not any(op.startswith("nan") for op in targets.CUB_OPS)
 
@@ -244,7 +246,7 @@ def test_the_ops_targets_missed_and_without_figures():
     # no baseline: no figure
     made = comparison(op="min")
     results = made["results"]["results"]
-    results[:] = [r for r in results if model.op_of(r) == "min"]
+    results[:] = [r for r in results if names.op_of(r) == "min"]
     rows = by_what(targets.peers_targets(made))
     assert all(rows[what] == (None, ">= 0.95x", None)
                for what in _bandwidth("min"))
@@ -294,7 +296,7 @@ def test_a_ladder_document_of_several_ops_is_checked_on_its_sums():
     sums = synthetic_document()
     both = {**sums, "results": sums["results"]
             + _products(sums)["results"]}
-    model.validate_document(both)
+    schema.validate_document(both)
     assert targets.ladder_targets(both) == targets.ladder_targets(sums)
 
 
@@ -312,9 +314,10 @@ def test_a_counters_document_of_another_op_says_it_cannot_be_checked(
 
 def test_the_recorded_documents_still_read(tmp_path):
     """The committed recordings, written before results named their op:
-    a --peers document and the counters read as sums."""
-    root = Path(__file__).resolve().parent.parent / "docs"
-    recorded = json.loads((root / "recorded" / "peers-2026-11-24-h100.json")
+    a --peers document (a copy of docs/recorded/'s, which the sdist does not
+    ship) and the counters read as sums."""
+    root = Path(__file__).resolve().parents[2] / "docs"
+    recorded = json.loads((DATA / "peers-2026-11-24-h100.json")
                           .read_text(encoding="utf-8"))
     assert all("op" not in r for r in recorded["results"]["results"])
     assert peers.comparison_op(recorded) == "sum"
@@ -329,7 +332,7 @@ def test_a_row_of_another_op_is_its_own():
     """The same (method, dtype, n) of two ops: two results, each found by
     its op."""
     doc = comparison(op="max")
-    model.validate_document(doc["results"])
+    schema.validate_document(doc["results"])
     fast_max = peers.time_of(doc["results"], "fast", "float32", BIG,
                              "batch_us", op="max")
     fast_sum = peers.time_of(doc["results"], "fast", "float32", BIG,

@@ -7,42 +7,46 @@ import importlib
 import re
 from pathlib import Path
 
-import cudareduce.results as model
-from bench_data import run_python
+from cudareduce.bench import names, schema
+from support.bench_data import run_python
 from cudareduce import _cudareduce, bench
 from cudareduce.bench import host, peers
-from cudareduce.document import Results
+from cudareduce.bench.results import Results
 
-#: The modules whose public names the package re-exports; counters is
-#: imported only by --counters (ncu runs it as a program).
-MODULES = ("cli", "data", "floor", "host", "ladder", "peers", "policy",
-           "progress", "sizes", "timers")
+#: The modules of the package; counters is imported only by --counters (ncu
+#: runs it as a program), plot only by the plots (it needs matplotlib).
+MODULES = ("cli", "data", "figures", "floor", "host", "ladder", "names",
+           "peers", "plot", "policy", "progress", "reference", "results",
+           "schema", "sizes", "timers")
+#: The package's own names: the entry points users call.
+ENTRY_POINTS = ("Results", "compare", "device_info", "format_comparison",
+                "format_host", "format_table", "main", "run", "run_host",
+                "validate_document")
 PACKAGE = Path(bench.__file__).parent
 
 
-def test_every_public_name_is_there():
-    assert sorted(set(bench.__all__)) == sorted(bench.__all__)
-    for name in bench.__all__:
-        assert hasattr(bench, name), name
-    for name in ("run", "compare", "run_host", "device_info", "main",
-                 "Results", "format_table", "validate_document",
-                 "measure_method", "method_timer", "load_peer", "MethodTimer",
-                 "choose_batch", "default_n", "PAPER_N"):
-        assert name in bench.__all__
-
-
-def test_names_are_their_modules_objects():
-    assert bench.Results is Results
+def _defined() -> dict[str, object]:
+    """Every public name of the package's modules: its object."""
     defined = {}
     for module in MODULES:
         module = importlib.import_module(f"cudareduce.bench.{module}")
         assert set(module.__all__) <= set(vars(module)), module.__name__
         defined.update({name: getattr(module, name)
                         for name in module.__all__})
-    defined.update({name: getattr(model, name) for name in model.__all__})
+    return defined
+
+
+def test_the_package_exports_its_entry_points_only():
+    assert sorted(bench.__all__) == sorted(ENTRY_POINTS)
     for name in bench.__all__:
-        if name != "Results":
-            assert getattr(bench, name) is defined[name], name
+        assert hasattr(bench, name), name
+
+
+def test_names_are_their_modules_objects():
+    assert bench.Results is Results
+    defined = _defined()
+    for name in bench.__all__:
+        assert getattr(bench, name) is defined[name], name
 
 
 def test_every_module_is_named_in_the_docstring():
@@ -80,15 +84,16 @@ def test_the_docstrings_references_resolve():
     constants = set(re.findall(r"``([A-Z][A-Z_]+)``", doc))
     assert {"TARGET_SECONDS", "MIN_REPS", "MAX_REPS", "WARMUP",
             "MAX_BUFFERS", "LATENCY_N"} <= constants
+    defined = _defined()
     for name in constants:
-        assert name in bench.__all__, name
+        assert name in defined, name
     for name in re.findall(r"``_cudareduce\.(\w+)``", doc):
         assert callable(getattr(_cudareduce, name)), name
 
 
 def test_the_docstring_names_the_documents_keys_and_calls():
     doc = bench.__doc__
-    for key in model.RESULT_KEYS:
+    for key in schema.RESULT_KEYS:
         if key not in ("method", "dtype", "n", "threads"):
             assert f"``{key}``" in doc, key
     for call in (peers.TORCH_ITEM, peers.OURS_ON_TORCH, peers.CUPY_FLOAT,

@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 import cudareduce
-import cudareduce.results as model
-from bench_data import (COMPARISON_CUB_SPEED,  # noqa: F401
-                        COMPARISON_FLOOR_SHARE, comparison, fake_device)
+from cudareduce.bench import figures, names, schema
+from support.bench_data import (COMPARISON_CUB_SPEED,  # noqa: F401
+                                COMPARISON_FLOOR_SHARE, comparison,
+                                fake_device)
 from cudareduce.bench import peers
-from cudareduce.document import Results
+from cudareduce.bench.results import Results
 
 BATCH, COLD = "batch_us", "cold_us"
 #: comparison() with fast 10 µs and cub 24 µs back to back at float64 2^22
@@ -158,7 +159,7 @@ def _tables(text: str, op: str = "sum",
 def test_format_comparison():
     made = _made()
     text = peers.format_comparison(made)
-    assert text.startswith(model.format_table(made["results"]) + "\n\n")
+    assert text.startswith(figures.format_table(made["results"]) + "\n\n")
     assert "End to end, 1024 float32 elements" in text
     lines = {line.split("  ")[0]: line for line in text.splitlines()}
     assert lines["torch.sum(x).item()"].split()[-1] == "23.0"
@@ -167,7 +168,7 @@ def test_format_comparison():
     assert list(tables) == [WAY.format("cold"), WAY.format("back to back")]
     cold, batch = tables.values()
     for table in (cold, batch):
-        assert list(table) == [(dtype, model.short_n(n))
+        assert list(table) == [(dtype, figures.short_n(n))
                                for dtype in peers.COMPARE_DTYPES
                                for n in peers.COMPARE_SIZES]
     # fast, cub and floor µs; fast / cub, torch.sum, cupy.sum; floor / fast
@@ -220,7 +221,7 @@ def test_compare_on_the_fake_device(fake_device, monkeypatch):
     assert list(got) == ["results", "latency_us", "dtypes"]
     assert got["dtypes"] == list(peers.COMPARE_DTYPES)
     assert type(got["results"]) is Results
-    model.validate_document(got["results"])
+    schema.validate_document(got["results"])
     assert [(r["method"], r["dtype"], r["n"], r["threads"])
             for r in got["results"]["results"]] == [
         (m, dtype, n, 128) for dtype in peers.COMPARE_DTYPES
@@ -253,7 +254,7 @@ def test_compare_of_another_op_on_the_fake_device(fake_device,
     monkeypatch.setattr(peers, "COMPARE_SIZES", sizes)
     monkeypatch.setattr(peers, "measure_latency", no_latency)
     got = peers.compare(threads=512, progress=False, seed=3, op="prod")
-    model.validate_document(got["results"])
+    schema.validate_document(got["results"])
     assert [(r["method"], r["op"], r["dtype"], r["n"])
             for r in got["results"]["results"]] == [
         (m, "prod", dtype, n) for dtype in peers.COMPARE_DTYPES
@@ -266,7 +267,7 @@ def test_compare_of_another_op_on_the_fake_device(fake_device,
     assert "End to end" not in text
     assert "\nfloat32, n = 4,096 (2^12), 512 threads per block\n" in text
     for table in _tables(text, "prod", ["torch.prod", "cupy.prod"]).values():
-        assert list(table) == [(dtype, model.short_n(n))
+        assert list(table) == [(dtype, figures.short_n(n))
                                for dtype in peers.COMPARE_DTYPES
                                for n in sizes]
 
@@ -282,7 +283,7 @@ def test_compare_of_the_dtypes_named_on_the_fake_device(fake_device,
     monkeypatch.setattr(peers, "measure_latency", lambda ordinal: {})
     dtypes = ("complex128", "complex64")
     got = peers.compare(threads=256, progress=False, seed=1, dtypes=dtypes)
-    model.validate_document(got["results"])
+    schema.validate_document(got["results"])
     assert got["dtypes"] == list(dtypes)
     assert peers.comparison_dtypes(got) == dtypes
     assert [(r["method"], r["op"], r["dtype"], r["n"])
@@ -337,7 +338,7 @@ def test_the_comparison_of_another_op(op):
     (fast, float32, 2^28) is another row), its tables titled with it."""
     made = comparison(op=op, fast_us={("float32", 1 << 28): 500.0},
                       baseline_us=400.0)
-    op_peers = list(model.peers_of(op))
+    op_peers = list(names.peers_of(op))
     for timing in (COLD, BATCH):
         for _, _, ratios in peers.comparison_ratios(made, timing):
             assert list(ratios) == ["cub", *op_peers, "floor"]

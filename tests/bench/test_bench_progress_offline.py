@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from bench_data import fake_device  # noqa: F401
+from support.bench_data import fake_device  # noqa: F401
 from cudareduce.bench import ladder, progress
 
 

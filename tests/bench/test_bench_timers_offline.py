@@ -12,8 +12,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import cudareduce.results as model
-from bench_data import FAKE_READ, fake_device, fake_device_arrays  # noqa: F401
+from cudareduce.bench import names
+from support.bench_data import (FAKE_READ, fake_device,  # noqa: F401
+                                fake_device_arrays)
 from cudareduce import _cudareduce
 from cudareduce.bench import timers
 
@@ -357,11 +358,11 @@ def test_a_peer_is_tried_on_one_element_of_the_dtype(log, monkeypatch):
         timers.load_peer("torch.min", 0, "float32")
 
 
-@pytest.mark.parametrize("op", model.OPS)
+@pytest.mark.parametrize("op", names.OPS)
 def test_each_ops_peers_time_their_librarys_function(op, log, monkeypatch):
     """A peer of each op is its library's function of it (torch.amin for
     min, cupy.nanprod for nanprod, ...), timed and called the same way."""
-    for name in model.peers_of(op):
+    for name in names.peers_of(op):
         module, function = name.split(".")
         library = FAKES[module](log)
 
@@ -480,7 +481,7 @@ def test_our_call_is_cudareduce_sum_to_a_python_number(fake_device_arrays):
     assert fake_device_arrays.sum_calls == [("first_add", 512)]
 
 
-@pytest.mark.parametrize("op", model.OPS)
+@pytest.mark.parametrize("op", names.OPS)
 def test_our_timer_and_call_reduce_with_the_op(op, fake_device_arrays):
     a = np.arange(1, 11, dtype=np.float64)
     timer = timers.method_timer("unroll_complete", 64, op)

@@ -1,5 +1,5 @@
 """cudareduce.bench.counters without a GPU: ncu's CSV parsed from two
-recorded H100 profiles (tests/data/ncu-h100-float32-2p22.csv and -2p26.csv:
+recorded H100 profiles (tests/bench/data/ncu-h100-float32-2p22.csv and -2p26.csv:
 float32, 256 threads, every method in ladder order, recorded without
 --log-file, so the profiled program's prints and ncu's ==PROF== lines stand
 around the CSV), the table and its what-changed lines, the claims, the ncu

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "dask_sum.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "dask_sum.py"
 _spec = importlib.util.spec_from_file_location("dask_sum", SCRIPT)
 dask_sum = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(dask_sum)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 
-from bench_data import (PNG_MAGIC, RECORDING_PATH,  # noqa: F401
-                        needs_matplotlib, sweep)
-from cudareduce.document import Results
+from support.bench_data import (PNG_MAGIC, RECORDING_PATH,  # noqa: F401
+                                needs_matplotlib, sweep)
+from cudareduce.bench.results import Results
 
 
 def _load_script():

@@ -31,10 +31,13 @@ import numpy as np
 import pytest
 
 import cudareduce
-from bench_data import sweep  # noqa: F401
-from cudareduce import bench, results
+from support.bench_data import sweep  # noqa: F401
+from cudareduce import bench
+from cudareduce.bench.figures import TABLE_HEADERS
+from cudareduce.bench.names import REFERENCE_METHOD
+from cudareduce.bench import names, schema
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "benchmarks" / "step_speedups.ipynb"
 #: The notebook's default recording, which its paragraphs quote.
 RECORDED = ROOT / "docs" / "figures" / "ladder.json"
@@ -134,12 +137,12 @@ def test_notebook_is_valid_and_short():
     markdown = "".join(paragraphs)
     # one paragraph per step of the bench's chain (the ladder, then fast),
     # and one for cub, the reference: every method of the library
-    steps = results.ladder_methods()
+    steps = names.ladder_methods()
     assert steps[-1] == "fast"
     for i, method in enumerate(steps, 1):
         assert f"**Step {i}, `{method}`" in markdown
-    assert f"**Reference, `{bench.REFERENCE_METHOD}`" in markdown
-    assert set(cudareduce.methods()) == {*steps, bench.REFERENCE_METHOD}
+    assert f"**Reference, `{REFERENCE_METHOD}`" in markdown
+    assert set(cudareduce.methods()) == {*steps, REFERENCE_METHOD}
     # the introduction names fast and cub beside the ladder
     assert "`fast`" in paragraphs[0] and "`cub`" in paragraphs[0]
     # naming the GPU its figures come from; a method the recorded run did
@@ -147,7 +150,7 @@ def test_notebook_is_valid_and_short():
     assert RECORDED_GPU in markdown
     recorded = {r["method"] for r in
                 json.loads(RECORDED.read_text(encoding="utf-8"))["results"]}
-    for method in [*steps, bench.REFERENCE_METHOD]:
+    for method in [*steps, REFERENCE_METHOD]:
         heading = rf"\*\*(Step \d+|Reference), `{re.escape(method)}`"
         (paragraph,) = [" ".join(p.split()) for p in paragraphs
                         if re.match(heading, p)]
@@ -166,8 +169,8 @@ def test_committed_recording_is_the_h100_sweep():
     assert sorted({r["n"] for r in doc["results"]}) == \
         [1 << k for k in range(10, 29)]
     assert all(r["correct"] for r in doc["results"])
-    if doc.get("schema") == results.SCHEMA:
-        results.validate_document(doc)
+    if doc.get("schema") == schema.SCHEMA:
+        schema.validate_document(doc)
 
 
 # ---------------------------------------------------------------------------
@@ -200,7 +203,7 @@ def test_notebook_runs_in_recorded_mode(device_error, synthetic_recording,
     # the table cell: HTML with the CLI's columns, both sizes
     html = _outputs_of(nb, "text/html")
     assert len(html) == 1
-    for header in bench.TABLE_HEADERS:
+    for header in TABLE_HEADERS:
         assert f">{header}</th>" in html[0]
     assert "4,194,304 (2^22)" in html[0] and "268,435,456 (2^28)" in html[0]
     # the two plots, as PNG

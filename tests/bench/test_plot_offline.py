@@ -1,14 +1,14 @@
 """cudareduce.plot without a GPU: both figures drawn from the synthetic
-sample (tests/data/bench_sample.json: formulas, not a measurement) and from
+sample (tests/bench/data/bench_sample.json: formulas, not a measurement) and from
 JSON files, checked against the document's own figures."""
 from __future__ import annotations
 
 import pytest
 
-from bench_data import (PEERS, PNG_MAGIC, SAMPLE_PATH, STEPS,  # noqa: F401
-                        matplotlib, needs_matplotlib, plot, run_python,
-                        sample)
-from cudareduce import reference
+from support.bench_data import (PEERS, PNG_MAGIC, SAMPLE_PATH,  # noqa: F401
+                                STEPS, matplotlib, needs_matplotlib, plot,
+                                run_python, sample)
+from cudareduce.bench import reference
 
 
 # ---------------------------------------------------------------------------
@@ -344,5 +344,5 @@ def test_plots_reject_invalid_documents(sample):
 
 @needs_matplotlib
 def test_plot_module_does_not_select_a_backend():
-    run_python("import sys, cudareduce.plot, cudareduce.bench; "
-            "assert 'matplotlib.pyplot' not in sys.modules")
+    run_python("import sys, cudareduce.bench.plot, cudareduce.bench; "
+               "assert 'matplotlib.pyplot' not in sys.modules")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import cudareduce.results as model
-from bench_data import LADDER, METHODS, results, sample  # noqa: F401
-from cudareduce import reference
+from cudareduce.bench import figures, names
+from support.bench_data import LADDER, METHODS, results, sample  # noqa: F401
+from cudareduce.bench import reference
 
 
 # ---------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def test_side_by_side(results):
     assert lines[2 + len(LADDER)] == ""
     steps_table = text.split("\n\n")[0]
     assert "fast" not in steps_table and "cub" not in steps_table
-    rows = model.group_results(results["results"])[("float32", 1 << 22, 256)]
+    rows = figures.group_results(results["results"])[("float32", 1 << 22, 256)]
     # the run's column: cold times and their step speedups
     t = {r["method"]: r["cold_us"] for r in rows}
     assert f"{t['sequential']:,.1f} µs " \
@@ -148,7 +148,7 @@ def test_side_by_side_shows_the_runs_sums_only(sample):
     are left out, and a run of another op alone is refused."""
     sums = reference.side_by_side(sample)
     products = [{**r, "op": "prod"} for r in sample["results"]
-                if not model.is_peer(r["method"])]
+                if not names.is_peer(r["method"])]
     mixed = {**sample, "results": sample["results"] + products}
     assert reference.side_by_side(mixed) == sums
     with pytest.raises(ValueError, match="published tables time sums"):

@@ -9,16 +9,16 @@ import sys
 
 import pytest
 
-import cudareduce.results as model
-from bench_data import (PEERS, PNG_MAGIC, STEPS, matplotlib,  # noqa: F401
-                        needs_matplotlib, report_tables, results, sample,
-                        sweep)
-from cudareduce.document import PANDAS_COLUMNS, Results
+from cudareduce.bench import figures, schema
+from support.bench_data import (PEERS, PNG_MAGIC, STEPS,  # noqa: F401
+                                matplotlib, needs_matplotlib, report_tables,
+                                results, sample, sweep)
+from cudareduce.bench.results import PANDAS_COLUMNS, Results
 
 
 def test_results_is_the_validated_document(sample, results):
     assert isinstance(results, dict) and results == sample
-    model.validate_document(results)
+    schema.validate_document(results)
     assert json.loads(json.dumps(results)) == sample
     assert results.device == sample["device"]
     assert results.sizes == [1 << k for k in (16, 18, 20, 22, 24)]
@@ -43,7 +43,7 @@ def test_results_json_round_trip(results, tmp_path):
     assert type(again) is Results and again == results
     assert json.loads(path.read_text(encoding="utf-8")) == results
     # the same file as write_json / --json
-    model.write_json(results, tmp_path / "w.json")
+    schema.write_json(results, tmp_path / "w.json")
     assert (tmp_path / "w.json").read_text(encoding="utf-8") == \
         path.read_text(encoding="utf-8")
 
@@ -133,21 +133,21 @@ def _html_tables(html: str) -> list[tuple[str, list[str], list[list[str]]]]:
 def test_results_repr_html_has_the_table_columns(results, sample):
     html = results._repr_html_()
     tables = _html_tables(html)
-    groups = model.table_groups(sample["results"])
+    groups = figures.table_groups(sample["results"])
     assert len(tables) == len(groups) == 6
     text_tables = report_tables(results.table())
     for (caption, head, body), ((op, dtype, n, threads), rows), text in zip(
             tables, groups.items(), text_tables):
-        assert head == list(model.TABLE_HEADERS)
-        assert caption == model.group_title(op, dtype, n, threads) == \
-            f"{dtype}, n = {model.format_n(n)}, {threads} threads per block"
-        assert body == model.group_cells(rows, sample)
+        assert head == list(figures.TABLE_HEADERS)
+        assert caption == figures.group_title(op, dtype, n, threads) == \
+            f"{dtype}, n = {figures.format_n(n)}, {threads} threads per block"
+        assert body == figures.group_cells(rows, sample)
         # the same cells as the text table
         assert [line.split() for line in text[2:]] == body
     assert "WRONG" in html and "color:#b00020" in html
     # the reference rows: cub in every group, the peers in the 5 float32 ones
     assert html.count('style="font-style:italic"') == 6 + 2 * 5
-    step = model.TABLE_HEADERS.index("step speedup")
+    step = figures.TABLE_HEADERS.index("step speedup")
     for _, _, body in tables:
         cub = [row for row in body if row[0] == "cub"]
         assert len(cub) == 1 and cub[0][step] == "reference"
@@ -197,11 +197,11 @@ def test_results_to_markdown(results):
     # the head, a paragraph a line
     assert md[:2 * len(head) - 1] == "\n\n".join(head).splitlines()
     assert "**float32, n = 4,194,304 (2^22), 256 threads per block**" in md
-    header = md.index("| " + " | ".join(model.TABLE_HEADERS) + " |")
+    header = md.index("| " + " | ".join(figures.TABLE_HEADERS) + " |")
     assert md[header + 1] == "|:---|" + "---:|" * 11
     assert md[header + 2].startswith("| interleaved_divergent | ")
-    rows = model.group_results(results["results"])[("float32", 1 << 22, 256)]
-    cells = model.group_cells(rows, results)
+    rows = figures.group_results(results["results"])[("float32", 1 << 22, 256)]
+    cells = figures.group_cells(rows, results)
     assert md[header + 2:header + 2 + len(cells)] == \
         ["| " + " | ".join(c) + " |" for c in cells]
     groups = [i for i, line in enumerate(md) if line.startswith("**")]
@@ -231,7 +231,7 @@ def test_results_to_pandas(results, sample):
         return
     df = results.to_pandas()
     assert isinstance(df, pd.DataFrame)
-    assert list(df.columns) == list(model.RESULT_KEYS) + list(PANDAS_COLUMNS)
+    assert list(df.columns) == list(schema.RESULT_KEYS) + list(PANDAS_COLUMNS)
     # the sample names no op: its results are sums
     assert set(df.op) == {"sum"}
     assert PANDAS_COLUMNS == (
@@ -242,12 +242,12 @@ def test_results_to_pandas(results, sample):
     for key in ("schema", "cudareduce_version", "date", "device", "timing",
                 "floor", "probes"):
         assert df.attrs[key] == sample[key], key
-    rows = model.group_results(sample["results"])[("float32", 1 << 22, 256)]
+    rows = figures.group_results(sample["results"])[("float32", 1 << 22, 256)]
     part = df[(df.n == 1 << 22) & (df.dtype == "float32")]
     assert list(part.method) == [r["method"] for r in rows]
     probe = next(p for p in sample["probes"] if p["bytes"] == 16 << 20)
     for (_, got), r, (step, cum) in zip(part.iterrows(), rows,
-                                        model.speedups(rows)):
+                                        figures.speedups(rows)):
         assert (pd.isna(got.step_speedup) if step is None
                 else got.step_speedup == pytest.approx(step))
         assert got.cumulative_speedup == pytest.approx(cum)

@@ -2,7 +2,7 @@
 document's schema (2) and every rule of its validator, the derived figures
 (GB/s, "% read", passes), the speedup arithmetic, the ordering and the
 tables, on hand-built documents with known numbers and on the synthetic
-sample (tests/data/bench_sample.json: formulas, not a measurement)."""
+sample (tests/bench/data/bench_sample.json: formulas, not a measurement)."""
 from __future__ import annotations
 
 import copy
@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 
 import cudareduce
-import cudareduce.results as model
-from bench_data import (LADDER, METHODS, OP_PEERS, PEERS,  # noqa: F401
-                        STEPS, SYNTHETIC_DEVICE, SYNTHETIC_TIMING,
-                        TABLE_ORDER, report_tables, row, sample,
-                        synthetic_document)
-from cudareduce import _cudareduce, reference
+from cudareduce.bench import figures, names, schema
+from support.bench_data import (LADDER, METHODS, OP_PEERS, PEERS,  # noqa: F401
+                                STEPS, SYNTHETIC_DEVICE, SYNTHETIC_TIMING,
+                                TABLE_ORDER, report_tables, row, sample,
+                                synthetic_document)
+from cudareduce import _cudareduce
+from cudareduce.bench import reference
 
 # ---------------------------------------------------------------------------
 # A document with known numbers
@@ -41,7 +42,7 @@ KNOWN_DATE = "2026-11-24T12:34:56Z"
 def known_document(rows, **device) -> dict:
     """`rows` under the synthetic device (changed by `device`), the known
     floor and probes, version 0.1.0 and KNOWN_DATE."""
-    return model.make_document({**SYNTHETIC_DEVICE, **device}, KNOWN_FLOOR,
+    return schema.make_document({**SYNTHETIC_DEVICE, **device}, KNOWN_FLOOR,
                                KNOWN_PROBES, rows, timing=SYNTHETIC_TIMING,
                                version="0.1.0", date=KNOWN_DATE)
 
@@ -78,7 +79,7 @@ def cells_by_method(text: str, table: int) -> dict[str, list[str]]:
 
 
 def test_sample_file_is_the_generators_output(sample):
-    """tests/data/bench_sample.json is what ``python tests/bench_data.py``
+    """tests/bench/data/bench_sample.json is what ``python tests/support/bench_data.py``
     writes: the formulas, labelled as not measured; written before results
     named their op, its results name none (sums), and stand for the
     documents of that bench."""
@@ -86,10 +87,10 @@ def test_sample_file_is_the_generators_output(sample):
     for r in made["results"] + sample["results"]:
         assert r.pop("op", "sum") == "sum"
     assert sample == made
-    model.validate_document(sample)
+    schema.validate_document(sample)
     assert "not measured" in sample["device"]["name"]
     assert sample["date"] == "2000-01-01T00:00:00Z"
-    groups = model.group_results(sample["results"])
+    groups = figures.group_results(sample["results"])
     assert list(groups) == [("float32", 1 << k, 256)
                             for k in (16, 18, 20, 22, 24)] \
         + [("int32", 1 << 22, 256)]
@@ -101,7 +102,7 @@ def test_sample_file_is_the_generators_output(sample):
     assert wrong == [("unroll_complete", 1 << 16)]
     # a probe at every result's bytes, and only there
     assert [p["bytes"] for p in sample["probes"]] == sorted(
-        {model.result_bytes(r) for r in sample["results"]})
+        {schema.result_bytes(r) for r in sample["results"]})
 
 
 def test_methods_are_the_steps_then_cub():
@@ -109,8 +110,8 @@ def test_methods_are_the_steps_then_cub():
     8 of the bench's chain) and ``cub`` (its reference, no step)."""
     assert len(METHODS) == 9 and METHODS[-2:] == ["fast", "cub"]
     assert LADDER == METHODS[:7] == list(reference.LADDER)
-    assert model.ladder_methods() == STEPS == LADDER + ["fast"]
-    assert model.REFERENCE_METHOD == "cub"
+    assert names.ladder_methods() == STEPS == LADDER + ["fast"]
+    assert names.REFERENCE_METHOD == "cub"
     assert cudareduce.DEFAULT_METHOD == "fast"
 
 
@@ -119,27 +120,27 @@ def test_methods_are_the_steps_then_cub():
 
 
 def test_make_result_keeps_the_three_timings_and_the_passes():
-    r = model.make_result("sequential", np.dtype("float32").name, 1 << 20,
+    r = schema.make_result("sequential", np.dtype("float32").name, 1 << 20,
                           256, cold_us=10, batch_us=8.5, call_us=None,
                           pass_us=(7, 2.5), reps=np.int64(50), correct=True)
-    assert list(r) == list(model.RESULT_KEYS)
+    assert list(r) == list(schema.RESULT_KEYS)
     assert r == {"method": "sequential", "op": "sum", "dtype": "float32",
                  "n": 1 << 20, "threads": 256, "cold_us": 10.0,
                  "batch_us": 8.5, "call_us": None, "pass_us": [7.0, 2.5],
                  "reps": 50, "correct": True}
     assert type(r["cold_us"]) is float and type(r["reps"]) is int
     assert all(type(t) is float for t in r["pass_us"])
-    r = model.make_result("cub", "uint16", 10, 256, cold_us=1, batch_us=1,
+    r = schema.make_result("cub", "uint16", 10, 256, cold_us=1, batch_us=1,
                           call_us=None, pass_us=(), reps=3, correct=True,
                           op="nanmax")
     assert (r["op"], r["dtype"]) == ("nanmax", "uint16")
 
 
 def test_make_result_wrong_is_not_timed():
-    r = model.make_result("sequential", "float32", 1024, 256, cold_us=5.0,
+    r = schema.make_result("sequential", "float32", 1024, 256, cold_us=5.0,
                           batch_us=4.0, call_us=9.0, pass_us=[4.0], reps=100,
                           correct=False)
-    assert [r[k] for k in model.TIME_KEYS] == [None, None, None]
+    assert [r[k] for k in schema.TIME_KEYS] == [None, None, None]
     assert r["pass_us"] == [] and r["reps"] == 0 and r["correct"] is False
 
 
@@ -149,11 +150,11 @@ def test_make_document_converts_device_info():
             "memory_bus_bits": 192, "driver_version": 12080,
             "runtime_version": 13010, "cccl_version": 3_001_012,
             "driver": "580.159.04", "ordinal": 3, "unused": "ignored"}
-    doc = model.make_document(info, KNOWN_FLOOR, KNOWN_PROBES, [],
+    doc = schema.make_document(info, KNOWN_FLOOR, KNOWN_PROBES, [],
                               timing=SYNTHETIC_TIMING)
-    assert list(doc) == list(model.DOCUMENT_KEYS)
-    assert doc["schema"] == model.SCHEMA == 2
-    assert list(doc["device"]) == list(model.DEVICE_KEYS)
+    assert list(doc) == list(schema.DOCUMENT_KEYS)
+    assert doc["schema"] == schema.SCHEMA == 2
+    assert list(doc["device"]) == list(schema.DEVICE_KEYS)
     assert doc["device"] == {
         "name": info["name"], "compute_capability": 89, "sm_count": 132,
         "l2_bytes": 50 << 20, "total_bytes": 80 << 30, "sm_clock_mhz": 2520,
@@ -163,36 +164,36 @@ def test_make_document_converts_device_info():
     assert doc["cudareduce_version"] == cudareduce.__version__
     # probes sorted by bytes; floor and timing exactly their keys
     assert [p["bytes"] for p in doc["probes"]] == [FOUR_MIB, EIGHT_MIB]
-    assert list(doc["floor"]) == list(model.FLOOR_KEYS)
+    assert list(doc["floor"]) == list(schema.FLOOR_KEYS)
     assert doc["floor"] == KNOWN_FLOOR
     assert type(doc["floor"]["read_bytes"]) is int
-    assert list(doc["timing"]) == list(model.TIMING_KEYS)
-    model.validate_document(doc)
-    model.validate_document(json.loads(json.dumps(doc)))
+    assert list(doc["timing"]) == list(schema.TIMING_KEYS)
+    schema.validate_document(doc)
+    schema.validate_document(json.loads(json.dumps(doc)))
 
 
 def test_make_document_date_defaults_to_now_in_utc():
     before = datetime.datetime.now(datetime.timezone.utc).replace(
         microsecond=0)
-    doc = model.make_document(SYNTHETIC_DEVICE, KNOWN_FLOOR, [], [],
+    doc = schema.make_document(SYNTHETIC_DEVICE, KNOWN_FLOOR, [], [],
                               timing=SYNTHETIC_TIMING)
     after = datetime.datetime.now(datetime.timezone.utc)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["date"])
     stamp = datetime.datetime.strptime(doc["date"], "%Y-%m-%dT%H:%M:%SZ") \
         .replace(tzinfo=datetime.timezone.utc)
     assert before <= stamp <= after
-    assert model.make_document(SYNTHETIC_DEVICE, KNOWN_FLOOR, [], [],
+    assert schema.make_document(SYNTHETIC_DEVICE, KNOWN_FLOOR, [], [],
                                timing=SYNTHETIC_TIMING, date=KNOWN_DATE,
                                version="9.9")["date"] == KNOWN_DATE
 
 
 def test_make_document_without_nvidia_smi():
     info = {k: v for k, v in SYNTHETIC_DEVICE.items() if k != "driver"}
-    doc = model.make_document(info, KNOWN_FLOOR, [], [],
+    doc = schema.make_document(info, KNOWN_FLOOR, [], [],
                               timing=SYNTHETIC_TIMING)
     assert doc["device"]["driver"] is None
-    model.validate_document(doc)
-    assert "driver unknown (CUDA 13.0)" in model.device_line(doc)
+    schema.validate_document(doc)
+    assert "driver unknown (CUDA 13.0)" in figures.device_line(doc)
 
 
 # ---------------------------------------------------------------------------
@@ -201,21 +202,21 @@ def test_make_document_without_nvidia_smi():
 
 def test_result_gbps_is_bytes_read_per_second_for_each_timing():
     r = row("sequential", 10.0, n=1 << 20, batch_us=8.0, call_us=None)
-    assert model.result_bytes(r) == FOUR_MIB
-    assert model.result_gbps(r, "cold_us") == pytest.approx(
+    assert schema.result_bytes(r) == FOUR_MIB
+    assert figures.result_gbps(r, "cold_us") == pytest.approx(
         FOUR_MIB / 10e-6 / 1e9)
-    assert model.result_gbps(r, "batch_us") == pytest.approx(
+    assert figures.result_gbps(r, "batch_us") == pytest.approx(
         FOUR_MIB / 8e-6 / 1e9)
-    assert model.result_gbps(r, "call_us") is None
+    assert figures.result_gbps(r, "call_us") is None
     r64 = row("sequential", 10.0, n=1 << 20, dtype="float64")
-    assert model.result_gbps(r64, "cold_us") == pytest.approx(
+    assert figures.result_gbps(r64, "cold_us") == pytest.approx(
         EIGHT_MIB / 10e-6 / 1e9)
-    assert model.gbps(1000, 1.0) == pytest.approx(1.0)
-    assert model.gbps(1000, None) is None
+    assert figures.gbps(1000, 1.0) == pytest.approx(1.0)
+    assert figures.gbps(1000, None) is None
     with pytest.raises(ValueError, match="cold_us"):
-        model.result_gbps(r, "median_us")
+        figures.result_gbps(r, "median_us")
     wrong = row("sequential", None, correct=False)
-    assert [model.result_gbps(wrong, k) for k in model.TIME_KEYS] == \
+    assert [figures.result_gbps(wrong, k) for k in schema.TIME_KEYS] == \
         [None, None, None]
 
 
@@ -226,41 +227,41 @@ def test_an_arg_ops_bytes_are_its_inputs(op):
     for dtype, nbytes in (("float16", 2 << 20), ("float32", FOUR_MIB),
                           ("int8", 1 << 20)):
         r = row("fast", 10.0, n=1 << 20, dtype=dtype, op=op)
-        assert model.result_bytes(r) == nbytes
-        assert model.result_gbps(r, "cold_us") == pytest.approx(
+        assert schema.result_bytes(r) == nbytes
+        assert figures.result_gbps(r, "cold_us") == pytest.approx(
             nbytes / 10e-6 / 1e9)
 
 
 def test_read_floor_and_percent_use_the_probe_at_the_same_bytes():
     doc = known_document(known_rows())
-    assert model.read_floor_us(doc, 1 << 20, "float32", "cold") == 4.0
-    assert model.read_floor_us(doc, 1 << 19, "float64", "batch") == 2.0
-    assert model.read_floor_us(doc, 1 << 21, "int32", "cold") == 100.0
+    assert figures.read_floor_us(doc, 1 << 20, "float32", "cold") == 4.0
+    assert figures.read_floor_us(doc, 1 << 19, "float64", "batch") == 2.0
+    assert figures.read_floor_us(doc, 1 << 21, "int32", "cold") == 100.0
     with pytest.raises(ValueError, match="no read probe at 4096 bytes"):
-        model.read_floor_us(doc, 1024, "float32", "cold")
+        figures.read_floor_us(doc, 1024, "float32", "cold")
     with pytest.raises(ValueError, match="key must be one of"):
-        model.read_floor_us(doc, 1 << 20, "float32", "call")
+        figures.read_floor_us(doc, 1 << 20, "float32", "call")
     sequential, fast, torch = (doc["results"][i] for i in (1, 2, 4))
-    assert model.read_percent(doc, sequential, "cold") == \
+    assert figures.read_percent(doc, sequential, "cold") == \
         pytest.approx(40.0)                                  # 4 / 10
-    assert model.read_percent(doc, sequential, "batch") == \
+    assert figures.read_percent(doc, sequential, "batch") == \
         pytest.approx(25.0)                                  # 2 / 8
-    assert model.read_percent(doc, fast, "cold") == pytest.approx(80.0)
-    assert model.read_percent(doc, torch, "batch") is None   # not timed
+    assert figures.read_percent(doc, fast, "cold") == pytest.approx(80.0)
+    assert figures.read_percent(doc, torch, "batch") is None   # not timed
     float64 = doc["results"][6]
-    assert model.read_percent(doc, float64, "cold") == \
+    assert figures.read_percent(doc, float64, "cold") == \
         pytest.approx(100 * 4.0 / 12345.0)
     int32 = doc["results"][7]
-    assert model.read_percent(doc, int32, "batch") == pytest.approx(500.0)
+    assert figures.read_percent(doc, int32, "batch") == pytest.approx(500.0)
 
 
 def test_pass_split():
-    assert model.pass_split(row("sequential", 10.0, pass_us=[7.5, 1.25,
+    assert figures.pass_split(row("sequential", 10.0, pass_us=[7.5, 1.25,
                                                              0.25])) == \
         (7.5, 1.5)
-    assert model.pass_split(row("fast", 5.0, pass_us=[4.5])) == (4.5, None)
-    assert model.pass_split(row("cub", 5.0)) == (None, None)
-    assert model.pass_split(row("cub", None, correct=False)) == (None, None)
+    assert figures.pass_split(row("fast", 5.0, pass_us=[4.5])) == (4.5, None)
+    assert figures.pass_split(row("cub", 5.0)) == (None, None)
+    assert figures.pass_split(row("cub", None, correct=False)) == (None, None)
 
 
 # ---------------------------------------------------------------------------
@@ -275,7 +276,7 @@ def test_speedups_arithmetic():
             row("unroll_warp", 20.0),
             row("torch.sum", 10.0),
             row("cupy.sum", None, correct=False)]
-    got = model.speedups(rows)
+    got = figures.speedups(rows)
     expected = [(None, 1.0), (2.0, 2.0), (None, None), (2.0, 4.0),
                 (1.25, 5.0), (None, 10.0), (None, None)]
     for (s, c), (es, ec) in zip(got, expected):
@@ -289,7 +290,7 @@ def test_speedups_come_from_the_cold_times():
     rows = [row("interleaved_divergent", 30.0, batch_us=1.0, call_us=1.0),
             row("sequential", 10.0, batch_us=20.0, call_us=50.0),
             row("cub", 5.0, batch_us=40.0, call_us=90.0)]
-    assert model.speedups(rows) == [
+    assert figures.speedups(rows) == [
         (None, 1.0), (pytest.approx(3.0), pytest.approx(3.0)),
         (None, pytest.approx(6.0))]
 
@@ -298,20 +299,20 @@ def test_speedups_first_wrong_uses_first_correct():
     rows = [row("interleaved_divergent", None, correct=False),
             row("interleaved_bank_conflict", 40.0),
             row("sequential", 10.0)]
-    assert model.speedups(rows) == [(None, None), (None, 1.0), (4.0, 4.0)]
+    assert figures.speedups(rows) == [(None, None), (None, 1.0), (4.0, 4.0)]
 
 
 def test_speedups_peers_only():
-    assert model.speedups([row("torch.sum", 10.0)]) == [(None, None)]
+    assert figures.speedups([row("torch.sum", 10.0)]) == [(None, None)]
 
 
 def test_speedups_references_only():
-    assert model.speedups([row("cub", 10.0), row("torch.sum", 5.0)]) == \
+    assert figures.speedups([row("cub", 10.0), row("torch.sum", 5.0)]) == \
         [(None, None), (None, None)]
 
 
 def test_speedups_fast_is_step_8_cub_a_reference():
-    rows = model.order_results([
+    rows = figures.order_results([
         row("cupy.sum", 20.0), row("cub", 5.0), row("multi_element", 10.0),
         row("torch.sum", 16.0), row("fast", 8.0),
         row("interleaved_divergent", 40.0)])
@@ -320,7 +321,7 @@ def test_speedups_fast_is_step_8_cub_a_reference():
         "torch.sum"]
     expected = [(None, 1.0), (4.0, 4.0), (1.25, 5.0), (None, 8.0),
                 (None, 2.0), (None, 2.5)]
-    got = model.speedups(rows)
+    got = figures.speedups(rows)
     assert len(got) == len(expected)
     for (s, c), (es, ec) in zip(got, expected):
         assert s == (None if es is None else pytest.approx(es))
@@ -331,33 +332,33 @@ def test_speedups_reference_does_not_break_the_chain():
     """A reference row between two steps is skipped by the chain: the step
     after it is over the step before it, never over cub."""
     rows = [row("multi_element", 10.0), row("cub", 2.0), row("fast", 8.0)]
-    assert model.speedups(rows) == [(None, 1.0), (None, 5.0),
+    assert figures.speedups(rows) == [(None, 1.0), (None, 5.0),
                                     (pytest.approx(1.25), pytest.approx(1.25))]
     # a WRONG cub: no figures, the rest unchanged
     rows[1] = row("cub", None, correct=False)
-    assert model.speedups(rows) == [(None, 1.0), (None, None),
+    assert figures.speedups(rows) == [(None, 1.0), (None, None),
                                     (pytest.approx(1.25), pytest.approx(1.25))]
 
 
 def test_order_results_ladder_then_peers():
     rows = [row("cupy.sum", 1.0), row("multi_element", 1.0),
             row("torch.sum", 1.0), row("interleaved_divergent", 1.0)]
-    assert [r["method"] for r in model.order_results(rows)] == \
+    assert [r["method"] for r in figures.order_results(rows)] == \
         ["interleaved_divergent", "multi_element", "cupy.sum", "torch.sum"]
 
 
 def test_order_results_steps_then_cub_then_peers():
     rows = [row(m, 1.0) for m in reversed(TABLE_ORDER)]
-    assert [r["method"] for r in model.order_results(rows)] == \
+    assert [r["method"] for r in figures.order_results(rows)] == \
         STEPS + ["cub"] + PEERS[::-1]      # peers keep their given order
     rows = [row("torch.sum", 1.0), row("cub", 1.0), row("fast", 1.0)]
-    assert [r["method"] for r in model.order_results(rows)] == \
+    assert [r["method"] for r in figures.order_results(rows)] == \
         ["fast", "cub", "torch.sum"]
 
 
 def test_speedups_of_sample_match_cold_times(sample):
-    rows = model.group_results(sample["results"])[("float32", 1 << 22, 256)]
-    steps = model.speedups(rows)
+    rows = figures.group_results(sample["results"])[("float32", 1 << 22, 256)]
+    steps = figures.speedups(rows)
     t = {r["method"]: r["cold_us"] for r in rows}
     assert [r["method"] for r in rows] == TABLE_ORDER
     for r, (step, cum) in zip(rows, steps):
@@ -374,7 +375,7 @@ def test_speedups_of_sample_match_cold_times(sample):
 
 
 def test_table_headers():
-    assert model.TABLE_HEADERS == (
+    assert figures.TABLE_HEADERS == (
         "method", "cold µs", "GB/s", "% read", "b2b µs", "GB/s", "% read",
         "call µs", "1st pass µs", "rest µs", "step speedup",
         "cumulative speedup")
@@ -382,7 +383,7 @@ def test_table_headers():
 
 def test_format_table_head():
     doc = known_document(known_rows())
-    head = model.format_table(doc).split("\n\n")[0].splitlines()
+    head = figures.format_table(doc).split("\n\n")[0].splitlines()
     assert head[0] == (
         "cudareduce 0.1.0 on synthetic device (test fixture, not measured) "
         "(compute 9.0, 132 SMs, L2 50 MiB, SM 1,980 MHz, memory 2,619 MHz "
@@ -395,23 +396,23 @@ def test_format_table_head():
     assert head[2] == f"timing: {SYNTHETIC_TIMING['method']}"
     assert head[3] == f"default n: {SYNTHETIC_TIMING['default_n_rule']}"
     assert len(head) == 4
-    assert model.report_head(doc) == head
+    assert figures.report_head(doc) == head
     # a long timing sentence wraps, indented, with no blank line; the
     # head's paragraphs keep it whole
     doc["timing"]["method"] = "word " * 59 + "end."
-    head = model.device_line(doc).splitlines()
+    head = figures.device_line(doc).splitlines()
     assert len(head) > 4 and max(map(len, head[2:])) <= 100
     assert head[3].startswith("  word")
     assert " ".join(line.strip() for line in head[2:-1]) == \
-        model.report_head(doc)[2] == "timing: " + "word " * 59 + "end."
+        figures.report_head(doc)[2] == "timing: " + "word " * 59 + "end."
     # compute capability 10.0 and 12.0 read as such
-    assert "(compute 10.0," in model.device_line(
+    assert "(compute 10.0," in figures.device_line(
         known_document([], compute_capability=100))
 
 
 def test_format_table_cells_from_known_numbers():
     doc = known_document(known_rows())
-    text = model.format_table(doc)
+    text = figures.format_table(doc)
     assert [len(t) - 2 for t in report_tables(text)] == [6, 1, 1]
     cells = cells_by_method(text, 0)
     assert list(cells) == ["interleaved_divergent", "sequential", "fast",
@@ -450,7 +451,7 @@ def test_format_table_cells_from_known_numbers():
 
 
 def test_format_table_layout(sample):
-    text = model.format_table(sample)
+    text = figures.format_table(sample)
     assert text.count("threads per block") == 6
     assert "\nfloat32, n = 4,194,304 (2^22), 256 threads per block\n" in text
     assert "\nint32, n = 4,194,304 (2^22), 256 threads per block\n" in text
@@ -458,7 +459,7 @@ def test_format_table_layout(sample):
     assert len(tables) == 6
     for table in tables:
         header = table[0]
-        assert re.split(r"\s{2,}", header) == list(model.TABLE_HEADERS)
+        assert re.split(r"\s{2,}", header) == list(figures.TABLE_HEADERS)
         assert set(table[1].replace(" ", "")) == {"-"}
     # float32: 8 steps, cub and 2 peers; int32: no peers
     assert [len(t) - 2 for t in tables] == [11, 11, 11, 11, 11, 9]
@@ -466,7 +467,7 @@ def test_format_table_layout(sample):
 
 def test_format_table_sample_rows(sample):
     """Each cell of the sample's 2^22 table from the document's figures."""
-    text = model.format_table(sample)
+    text = figures.format_table(sample)
     cells = cells_by_method(text, 3)
     rows = {r["method"]: r for r in sample["results"]
             if (r["dtype"], r["n"]) == ("float32", 1 << 22)}
@@ -496,7 +497,7 @@ def test_format_table_sample_rows(sample):
 
 
 def test_format_table_wrong_row(sample):
-    text = model.format_table(sample)
+    text = figures.format_table(sample)
     cells = cells_by_method(text, 0)
     assert cells["unroll_complete"] == ["WRONG"] + ["-"] * 10
     t = {r["method"]: r["cold_us"] for r in sample["results"]
@@ -509,7 +510,7 @@ def test_format_table_wrong_row(sample):
 
 def test_format_table_column_alignment():
     doc = known_document(known_rows())
-    text = model.format_table(doc)
+    text = figures.format_table(doc)
     table = report_tables(text)[0]
     header = table[0]
     # numbers right-aligned: each "cold µs" cell ends where its header does
@@ -518,8 +519,8 @@ def test_format_table_column_alignment():
         cell = line.split()[1]
         assert line.index(cell, len(line.split()[0])) + len(cell) == end
     # format_group is one table of it
-    group = model.group_results(doc["results"])[("float32", 1 << 20, 256)]
-    assert model.format_group(group, doc) == "\n".join(table)
+    group = figures.group_results(doc["results"])[("float32", 1 << 20, 256)]
+    assert figures.format_group(group, doc) == "\n".join(table)
 
 
 # ---------------------------------------------------------------------------
@@ -778,7 +779,7 @@ def test_validate_document_names_each_violation(sample, name):
     doc = copy.deepcopy(sample)
     i = mutate(doc)
     with pytest.raises(ValueError) as info:
-        model.validate_document(doc)
+        schema.validate_document(doc)
     assert re.match(message.replace("{i}", str(i)), str(info.value)), \
         str(info.value)
 
@@ -786,7 +787,7 @@ def test_validate_document_names_each_violation(sample, name):
 def test_validate_document_rejects_non_mapping():
     for bad in (None, [], "x", 3):
         with pytest.raises(ValueError, match="document: expected an object"):
-            model.validate_document(bad)
+            schema.validate_document(bad)
 
 
 def test_validate_document_explains_an_old_document():
@@ -795,7 +796,7 @@ def test_validate_document_explains_an_old_document():
            "cudareduce_version": "0.1.0", "results": []}
     with pytest.raises(ValueError, match=r"schema: missing: a document of an "
                                          r"older bench \(schema 1\)"):
-        model.validate_document(old)
+        schema.validate_document(old)
 
 
 def test_validate_document_accepts_what_the_rules_allow(sample):
@@ -817,10 +818,10 @@ def test_validate_document_accepts_what_the_rules_allow(sample):
     # probes of sizes no result has (the floor's large size) are fine
     doc["probes"].append({"bytes": 1 << 40, "read_cold_us": 1.0,
                           "read_batch_us": 1.0})
-    model.validate_document(doc)
+    schema.validate_document(doc)
     doc["results"] = []
     doc["probes"] = []
-    model.validate_document(doc)
+    schema.validate_document(doc)
 
 
 def test_validate_document_takes_each_op_and_results_without_one(sample):
@@ -829,46 +830,46 @@ def test_validate_document_takes_each_op_and_results_without_one(sample):
     op's peers are its own."""
     doc = copy.deepcopy(sample)
     assert all("op" not in r for r in doc["results"])
-    model.validate_document(doc)
+    schema.validate_document(doc)
     rows = [r for r in doc["results"] if r["n"] == 1 << 22
             and r["dtype"] == "float32"]
-    for op in model.OPS[1:]:
+    for op in names.OPS[1:]:
         for r in rows:
             method = r["method"]
-            if model.is_peer(method):
+            if names.is_peer(method):
                 # the op's peer of the same library, where it has one
                 library = method.split(".")[0]
-                same = [p for p in model.peers_of(op)
+                same = [p for p in names.peers_of(op)
                         if p.startswith(f"{library}.")]
                 if not same:
                     continue
                 method = same[0]
             doc["results"].append(dict(r, op=op, method=method))
-    model.validate_document(doc)
-    assert {model.op_of(r) for r in doc["results"]} == set(model.OPS)
+    schema.validate_document(doc)
+    assert {names.op_of(r) for r in doc["results"]} == set(names.OPS)
 
 
 def test_write_json_round_trip(sample, tmp_path):
     path = tmp_path / "out.json"
-    model.write_json(sample, path)
+    schema.write_json(sample, path)
     assert json.loads(path.read_text(encoding="utf-8")) == sample
     bad = copy.deepcopy(sample)
     bad["floor"]["read_cold_gbps"] = float("nan")
     with pytest.raises(ValueError, match=r"floor\.read_cold_gbps"):
-        model.write_json(bad, tmp_path / "bad.json")
+        schema.write_json(bad, tmp_path / "bad.json")
     assert not (tmp_path / "bad.json").exists()
 
 
 def test_is_peer():
-    assert model.is_peer("torch.sum") and model.is_peer("cupy.sum")
-    assert not any(model.is_peer(m) for m in METHODS)
+    assert names.is_peer("torch.sum") and names.is_peer("cupy.sum")
+    assert not any(names.is_peer(m) for m in METHODS)
     # every op's peers, and nothing else
-    assert model.is_peer("torch.amin") and model.is_peer("cupy.nanprod")
-    assert model.is_peer("torch.argmin") and model.is_peer("cupy.nanargmax")
-    assert not model.is_peer("torch.nanprod")
-    assert not model.is_peer("torch.nanargmin")
-    assert not model.is_peer("cupy.nanmin")
-    assert not model.is_peer("torch.min") and not model.is_peer("numpy.sum")
+    assert names.is_peer("torch.amin") and names.is_peer("cupy.nanprod")
+    assert names.is_peer("torch.argmin") and names.is_peer("cupy.nanargmax")
+    assert not names.is_peer("torch.nanprod")
+    assert not names.is_peer("torch.nanargmin")
+    assert not names.is_peer("cupy.nanmin")
+    assert not names.is_peer("torch.min") and not names.is_peer("numpy.sum")
 
 
 def test_peers_of_each_op():
@@ -876,47 +877,47 @@ def test_peers_of_each_op():
     no nanprod, nanmin, nanmax, nanargmin, nanargmax; its whole-tensor min
     and max are amin and amax; cupy's but for nanmin, nanmax and nanmean
     (which wait for the device inside the call)."""
-    assert model.peers_of() == model.peers_of("sum") == \
+    assert names.peers_of() == names.peers_of("sum") == \
         ("torch.sum", "cupy.sum")
-    assert {op: list(model.peers_of(op)) for op in model.OPS} == OP_PEERS
-    assert list(model.PEER_FUNCTIONS) == ["torch", "cupy"]
-    assert model.DEFAULT_OP == model.OPS[0] == "sum"
+    assert {op: list(names.peers_of(op)) for op in names.OPS} == OP_PEERS
+    assert list(names.PEER_FUNCTIONS) == ["torch", "cupy"]
+    assert names.DEFAULT_OP == names.OPS[0] == "sum"
 
 
 def test_the_ops_are_the_extensions_operators():
     """One fact in one place: the bench times every operator of the
     extension, in its order, each the library's function of that name
     (the call timings call it)."""
-    assert model.OPS == _cudareduce.OPERATORS
-    assert set(model.OPS) >= {"sum", "min", "argmin", "nanargmax"}
-    assert all(callable(getattr(cudareduce, op)) for op in model.OPS)
+    assert names.OPS == _cudareduce.OPERATORS
+    assert set(names.OPS) >= {"sum", "min", "argmin", "nanargmax"}
+    assert all(callable(getattr(cudareduce, op)) for op in names.OPS)
 
 
 def test_op_of_a_result_or_document():
-    assert model.op_of({"op": "prod"}) == "prod"
-    assert model.op_of(row("fast", 1.0)) == "sum"
-    assert model.op_of({"method": "fast"}) == "sum"     # written before ops
+    assert names.op_of({"op": "prod"}) == "prod"
+    assert names.op_of(row("fast", 1.0)) == "sum"
+    assert names.op_of({"method": "fast"}) == "sum"     # written before ops
 
 
 def test_dtypes_are_the_librarys():
     """Every dtype the library reduces, each once, each a NumPy name
     (bfloat16 ml_dtypes'), the real floats and the complex told apart."""
-    assert set(model.DTYPES) == {
+    assert set(names.DTYPES) == {
         "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
         "uint32", "uint64", "float16", "float32", "float64", "complex64",
         "complex128", "bfloat16"}
-    assert len(set(model.DTYPES)) == len(model.DTYPES)
-    assert all(model.numpy_dtype(d).name == d for d in model.DTYPES)
-    assert model.numpy_dtype("bfloat16") == np.dtype(ml_dtypes.bfloat16)
-    assert {d: model.dtype_kind(d) for d in model.DTYPES} == {
+    assert len(set(names.DTYPES)) == len(names.DTYPES)
+    assert all(names.numpy_dtype(d).name == d for d in names.DTYPES)
+    assert names.numpy_dtype("bfloat16") == np.dtype(ml_dtypes.bfloat16)
+    assert {d: names.dtype_kind(d) for d in names.DTYPES} == {
         "bool": "b", **dict.fromkeys(("int8", "int16", "int32", "int64"),
                                      "i"),
         **dict.fromkeys(("uint8", "uint16", "uint32", "uint64"), "u"),
         **dict.fromkeys(("float16", "float32", "float64", "bfloat16"), "f"),
         "complex64": "c", "complex128": "c"}
-    assert model.result_bytes({"n": 10, "dtype": "bfloat16"}) == 20
-    assert model.result_bytes({"n": 10, "dtype": "complex64"}) == 80
-    assert model.result_bytes({"n": 10, "dtype": "complex128"}) == 160
+    assert schema.result_bytes({"n": 10, "dtype": "bfloat16"}) == 20
+    assert schema.result_bytes({"n": 10, "dtype": "complex64"}) == 80
+    assert schema.result_bytes({"n": 10, "dtype": "complex128"}) == 160
 
 
 def test_tables_are_per_op():
@@ -931,52 +932,61 @@ def test_tables_are_per_op():
         for r in sums]
     doc = known_document([row("sequential", 5.0, dtype="uint8", op="max"),
                           *sums, *products])
-    model.validate_document(doc)
-    groups = model.table_groups(doc["results"])
+    schema.validate_document(doc)
+    groups = figures.table_groups(doc["results"])
     assert list(groups) == [("max", "uint8", 1 << 22, 256),
                             ("sum", "float32", n, 256),
                             ("prod", "float32", n, 256)]
     assert [r["method"] for r in groups["prod", "float32", n, 256]] \
         == ["interleaved_divergent", "sequential", "torch.prod"]
-    text = model.format_table(doc)
+    text = figures.format_table(doc)
     titles = [t.split("\n")[0] for t in text.split("\n\n")[1:]]
     # the sums unnamed, as the bench always showed them
     assert titles == [
         "uint8 max, n = 4,194,304 (2^22), 256 threads per block",
         "float32, n = 1,048,576 (2^20), 256 threads per block",
         "float32 prod, n = 1,048,576 (2^20), 256 threads per block"]
-    assert model.group_title("nanmin", "float16", 1000, 128) == \
+    assert figures.group_title("nanmin", "float16", 1000, 128) == \
         "float16 nanmin, n = 1,000, 128 threads per block"
-    assert model.reduction_label("int8", "sum") == "int8"
-    assert model.reduction_label("int8", "any") == "int8 any"
+    assert figures.reduction_label("int8", "sum") == "int8"
+    assert figures.reduction_label("int8", "any") == "int8 any"
     # the product's speedups are its own: 80 / 20 = 4x, not over the sum's
     cells = cells_by_method(text, 2)
     assert cells["sequential"][-2:] == ["4.00×", "4.00×"]
     assert cells["torch.prod"][-2:] == ["peer", "5.00×"]
-    assert model.group_results(sums) == {("float32", n, 256): sums}
+    assert figures.group_results(sums) == {("float32", n, 256): sums}
     with pytest.raises(ValueError, match=r"results of several ops "
                                          r"\['prod', 'sum'\]"):
-        model.group_results(sums + products)
+        figures.group_results(sums + products)
 
 
 def test_is_reference():
     """cub and the peers are references (no step speedup); the steps, fast
     included, are not; only the peers are peers."""
-    assert model.is_reference("cub") and not model.is_peer("cub")
-    assert all(model.is_reference(p) for p in PEERS)
-    assert not any(model.is_reference(m) for m in STEPS)
-    assert [m for m in METHODS if model.is_reference(m)] == ["cub"]
-    assert not model.is_reference("numpy.sum")
+    assert names.is_reference("cub") and not names.is_peer("cub")
+    assert all(names.is_reference(p) for p in PEERS)
+    assert not any(names.is_reference(m) for m in STEPS)
+    assert [m for m in METHODS if names.is_reference(m)] == ["cub"]
+    assert not names.is_reference("numpy.sum")
 
 
 def test_sizes_and_bytes_in_words():
-    assert model.format_n(1 << 22) == "4,194,304 (2^22)"
-    assert model.format_n(1000) == "1,000"
-    assert model.short_n(1 << 22) == "2^22" and model.short_n(1000) == "1,000"
-    assert model.describe_sizes([1 << k for k in range(10, 29)]) == \
+    assert figures.format_n(1 << 22) == "4,194,304 (2^22)"
+    assert figures.format_n(1000) == "1,000"
+    assert figures.short_n(1 << 22) == "2^22" and figures.short_n(1000) == "1,000"
+    assert figures.describe_sizes([1 << k for k in range(10, 29)]) == \
         "2^10..2^28 (19 sizes)"
-    assert model.format_bytes(1 << 30) == "1 GiB"
-    assert model.format_bytes(50 << 20) == "50 MiB"
-    assert model.format_bytes(3 << 19) == "1.5 MiB"
-    assert model.format_bytes(4096) == "4 KiB"
-    assert model.format_bytes(100) == "100 B"
+    assert figures.format_bytes(1 << 30) == "1 GiB"
+    assert figures.format_bytes(50 << 20) == "50 MiB"
+    assert figures.format_bytes(3 << 19) == "1.5 MiB"
+    assert figures.format_bytes(4096) == "4 KiB"
+    assert figures.format_bytes(100) == "100 B"
+
+
+def test_the_written_out_names_are_the_extensions():
+    """names.OPS and names.LADDER are written out so that documents read
+    without the compiled extension; they stay the extension's own."""
+    methods = [name for name, _ in _cudareduce.methods()]
+    assert list(names.LADDER) == methods[:_cudareduce.LADDER_STEPS]
+    assert names.ladder_methods() == [m for m in cudareduce.methods()
+                                      if m != names.REFERENCE_METHOD]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = (Path(__file__).resolve().parents[1] / "benchmarks"
+SCRIPT = (Path(__file__).resolve().parents[2] / "benchmarks"
           / "sharded_sum.py")
 _spec = importlib.util.spec_from_file_location("sharded_sum", SCRIPT)
 sharded_sum = importlib.util.module_from_spec(_spec)

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from bench_data import (COMPARISON_CUB_SPEED, COMPARISON_FLOOR_SHARE,
-                        comparison, counters_document, document,
-                        host_document, row, synthetic_document,
-                        synthetic_result)
+from support.bench_data import (COMPARISON_CUB_SPEED, COMPARISON_FLOOR_SHARE,
+                                comparison, counters_document, document,
+                                host_document, row, synthetic_document,
+                                synthetic_result)
 from cudareduce.bench import counters, host, peers
-from cudareduce.results import ladder_methods
+from cudareduce.bench.names import ladder_methods
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "targets.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "targets.py"
 _spec = importlib.util.spec_from_file_location("targets", SCRIPT)
 targets = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(targets)

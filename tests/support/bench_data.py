@@ -3,8 +3,8 @@
 - A synthetic schema-2 document (:func:`synthetic_document`): every figure
   comes from a formula with round parameters (:data:`SYNTHETIC_GBPS` and
   the fixed costs below) for a "synthetic device (test fixture, not
-  measured)"; nothing in it was timed.  ``tests/data/bench_sample.json`` is
-  its default output, written by ``python tests/bench_data.py`` (a test
+  measured)"; nothing in it was timed.  ``tests/bench/data/bench_sample.json`` is
+  its default output, written by ``python tests/support/bench_data.py`` (a test
   checks that the two agree), and the ``sample`` / ``results`` fixtures
   read it.
 - Small builders: :func:`row` (one result), :func:`probe_row`,
@@ -34,28 +34,30 @@ import pytest
 
 import cudareduce
 from cudareduce import _cudareduce
-from cudareduce import results as model
+from cudareduce.bench import figures, names, schema
 from cudareduce.bench import counters, data, host, ladder, peers
-from cudareduce.document import Results
+from cudareduce.bench.results import Results
 
 try:
     import matplotlib.figure
 
-    from cudareduce import plot
+    from cudareduce.bench import plot
 except ImportError:          # the plots need matplotlib; the rest does not
     matplotlib = plot = None
 
 needs_matplotlib = pytest.mark.skipif(
     plot is None, reason="matplotlib is not installed (pip install matplotlib)")
 
-SAMPLE_PATH = Path(__file__).parent / "data" / "bench_sample.json"
+#: The bench tests' data folder.
+DATA = Path(__file__).resolve().parents[1] / "bench" / "data"
+SAMPLE_PATH = DATA / "bench_sample.json"
 #: ncu's CSV of every method, float32, n = 2^22, 256 threads, on an H100
-#: (tests/test_counters_offline.py reads it and its 2^26 sibling).
-NCU_RECORDING = Path(__file__).parent / "data" / "ncu-h100-float32-2p22.csv"
+#: (tests/bench/test_counters_offline.py reads it and its 2^26 sibling).
+NCU_RECORDING = DATA / "ncu-h100-float32-2p22.csv"
 #: The committed recording the README's figures and the notebook show by
 #: default.  It is regenerated from a GPU run; until then it may be of an
 #: older schema, so the offline tests read it only as raw JSON.
-RECORDING_PATH = Path(__file__).resolve().parent.parent / "docs" / \
+RECORDING_PATH = Path(__file__).resolve().parents[2] / "docs" / \
     "figures" / "ladder.json"
 #: Every method of ours, in the extension's order: the seven ladder steps,
 #: then ``fast`` and ``cub``.
@@ -146,7 +148,7 @@ def synthetic_passes(method: str, dtype: str, n: int, threads: int,
     else one per pass of ``cudareduce.plan`` on the synthetic device, the
     later ones :data:`LATER_PASS_US` each, the first the rest of the cold
     time less :data:`PASS_GAP_US`."""
-    if model.is_reference(method):
+    if names.is_reference(method):
         return []
     count = len(cudareduce.plan(n, method, threads=threads, dtype=dtype,
                                 sm_count=SYNTHETIC_DEVICE["sm_count"]))
@@ -160,7 +162,7 @@ def synthetic_result(method: str, dtype: str, n: int, threads: int = 256,
     call could not be held on the device)."""
     nbytes = n * np.dtype(dtype).itemsize
     cold = _us(nbytes, FIXED_COLD_US, SYNTHETIC_GBPS[method])
-    return model.make_result(
+    return schema.make_result(
         method, dtype, n, threads, cold_us=cold,
         batch_us=_us(nbytes, FIXED_BATCH_US, SYNTHETIC_GBPS[method] * 1.1),
         call_us=None if method == "cupy.sum"
@@ -183,8 +185,8 @@ def synthetic_floor() -> dict:
     big = probe_row(READ_BYTES)
     return {"empty_cold_us": READ_FIXED_COLD_US,
             "empty_batch_us": READ_FIXED_BATCH_US, "read_bytes": READ_BYTES,
-            "read_cold_gbps": model.gbps(READ_BYTES, big["read_cold_us"]),
-            "read_batch_gbps": model.gbps(READ_BYTES, big["read_batch_us"])}
+            "read_cold_gbps": figures.gbps(READ_BYTES, big["read_cold_us"]),
+            "read_batch_gbps": figures.gbps(READ_BYTES, big["read_batch_us"])}
 
 
 def document(rows: Iterable[dict], **kwargs: Any) -> dict:
@@ -192,9 +194,9 @@ def document(rows: Iterable[dict], **kwargs: Any) -> dict:
     timing, and the probes of the formulas at every row's byte count
     (`kwargs` go to ``make_document``: ``version``, ``date``)."""
     rows = list(rows)
-    sizes = sorted({model.result_bytes(r) for r in rows})
+    sizes = sorted({schema.result_bytes(r) for r in rows})
     kwargs = {"version": SYNTHETIC_VERSION, "date": SYNTHETIC_DATE, **kwargs}
-    return model.make_document(SYNTHETIC_DEVICE, synthetic_floor(),
+    return schema.make_document(SYNTHETIC_DEVICE, synthetic_floor(),
                                [probe_row(b) for b in sizes], rows,
                                timing=SYNTHETIC_TIMING, **kwargs)
 
@@ -225,20 +227,20 @@ def row(method: str, cold_us: float | None, correct: bool = True,
     timed = correct and cold_us is not None
     figures = {"batch_us": 0.8 * cold_us if timed else None,
                "call_us": cold_us + 10.0 if timed else None,
-               "pass_us": [] if not timed or model.is_reference(method)
+               "pass_us": [] if not timed or names.is_reference(method)
                else [0.9 * cold_us], **timings}
-    return model.make_result(method, dtype, n, threads, cold_us=cold_us,
+    return schema.make_result(method, dtype, n, threads, cold_us=cold_us,
                              reps=reps, correct=correct, **figures)
 
 
 def write_sample(path: str | os.PathLike = SAMPLE_PATH) -> None:
     """Write the default synthetic document to `path`."""
-    model.write_json(synthetic_document(), path)
+    schema.write_json(synthetic_document(), path)
 
 
 @pytest.fixture
 def sample() -> dict:
-    """The synthetic sample, as read from tests/data/bench_sample.json."""
+    """The synthetic sample, as read from tests/bench/data/bench_sample.json."""
     with open(SAMPLE_PATH, encoding="utf-8") as f:
         return json.load(f)
 
@@ -368,7 +370,7 @@ class FakeDevice:
         """(NumPy's answer, off by one for a wrong method; ms per run;
         per-pass ms in ``"cold"`` mode: ``cudareduce.plan``'s passes on this
         device, [] per sample for cub; else None)."""
-        assert op in model.OPS and mode in ("launch", "cold", "batch")
+        assert op in names.OPS and mode in ("launch", "cold", "batch")
         assert batch == 1 or mode == "batch"
         self.reduce_calls.append((method, a.size, threads, buffers, warmup,
                                   reps, mode, batch))
@@ -497,7 +499,7 @@ def fake_device_arrays(monkeypatch) -> FakeDevice:
     call times are timed (wall clock)."""
     fake = FakeDevice(wrong={"unroll_warp"})
     _patch_device(monkeypatch, fake, ("numpy", np.asarray))
-    for op in model.OPS:
+    for op in names.OPS:
         monkeypatch.setattr(cudareduce, op, fake.reducer(op))
     return fake
 
@@ -531,7 +533,7 @@ def _fast_batch_us(dtype: str, n: int) -> float:
     """comparison()'s default back-to-back time of fast: the floor's
     (empty kernel + bytes / read ceiling) over COMPARISON_FLOOR_SHARE."""
     floor = COMPARISON_FLOOR
-    nbytes = n * model.numpy_dtype(dtype).itemsize
+    nbytes = n * names.numpy_dtype(dtype).itemsize
     return (floor["empty_batch_us"] + nbytes
             / (floor["read_batch_gbps"] * 1e3)) / COMPARISON_FLOOR_SHARE
 
@@ -570,7 +572,7 @@ def comparison(fast_us: dict[tuple[str, int], float] | None = None,
     float32 sum at the largest size, back to back `baseline_us` (default:
     fast's default time there).
     """
-    torch = [p for p in model.peers_of(op) if p.startswith("torch.")]
+    torch = [p for p in names.peers_of(op) if p.startswith("torch.")]
     rows = []
     for dtype in dtypes:
         for n in peers.COMPARE_SIZES:
@@ -588,12 +590,12 @@ def comparison(fast_us: dict[tuple[str, int], float] | None = None,
                peers.TORCH_ITEM: torch_item,
                peers.OURS_ON_TORCH: ours_torch,
                peers.OURS_ON_CUPY: ours_cupy}
-    if op != model.DEFAULT_OP or peers.BASELINE_DTYPE not in dtypes:
+    if op != names.DEFAULT_OP or peers.BASELINE_DTYPE not in dtypes:
         big = peers.COMPARE_SIZES[-1]
         rows.append(_peer_row(
             "fast", peers.BASELINE_DTYPE, big,
             baseline_us or _fast_batch_us(peers.BASELINE_DTYPE, big)))
-    if op != model.DEFAULT_OP:
+    if op != names.DEFAULT_OP:
         latency = {}
     made = document(rows)
     made["floor"] = dict(COMPARISON_FLOOR)
@@ -621,7 +623,7 @@ def host_document(ours_ms=20.0, numpy_ms=150.0, torch_ms=140.0,
                                 "median_ms": ms,
                                 "gbps": n * 4 / (ms * 1e-3) / 1e9,
                                 "correct": correct})
-    return {"device": model.describe_device(SYNTHETIC_DEVICE),
+    return {"device": schema.describe_device(SYNTHETIC_DEVICE),
             "date": SYNTHETIC_DATE, "pinned_gbps": pinned_gbps,
             "results": results}
 
@@ -639,6 +641,6 @@ def counters_document() -> dict:
 
 
 if __name__ == "__main__":
-    # python tests/bench_data.py: rewrite the sample from the formulas.
+    # python tests/support/bench_data.py: rewrite the sample from the formulas.
     write_sample()
     print(f"wrote {SAMPLE_PATH}", file=sys.stderr)

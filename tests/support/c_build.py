@@ -1,4 +1,4 @@
-"""The C compiler for the tests that build C helpers (tests/c/)."""
+"""The C compiler for the tests that build C helpers (tests/support/c/)."""
 from __future__ import annotations
 
 import os

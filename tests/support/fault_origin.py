@@ -1,4 +1,4 @@
-"""Excusing only a fault inside the CUDA driver: tests/c/fault_origin.c,
+"""Excusing only a fault inside the CUDA driver: tests/support/c/fault_origin.c,
 built as a preload library for a test's child process (see its header)."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from c_build import c_compiler
+from support.c_build import c_compiler
 
-ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "tests" / "c" / "fault_origin.c"
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = Path(__file__).resolve().parent / "c" / "fault_origin.c"
 # The child's exit status when the fault was in libcuda.so.
 FAULT_IN_DRIVER = 86
 

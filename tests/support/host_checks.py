@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 import cudareduce
-from exact_data import integer_values, numpy_answer, same
+from support.exact_data import integer_values, numpy_answer, same
 
 DTYPES = tuple(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
