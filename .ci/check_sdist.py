@@ -3,8 +3,11 @@
 Usage: check_sdist.py SDIST [--repo DIR] [--wheel WHEEL]
 
 - Every file git tracks is in the sdist (the build's sources and headers,
-  and everything the test suite reads: helpers, C checks, data, recorded
-  figures, the notebook, .ci's scripts, the README).
+  and everything the test suite reads: helpers, C checks, data, the
+  recordings the tests read, the notebook, .ci's scripts, the README),
+  but for what only the repository keeps (:data:`REPOSITORY_ONLY`: the
+  recorded runs of docs/recorded/, the rendered figures), which the sdist
+  must not hold.
 - Every ``#include "..."`` of every C, CUDA and header file in the sdist
   resolves inside it: next to the including file, or in cuda/ or csrc/
   (the include directories setup.py gives the compilers).
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import fnmatch
 import re
 import subprocess
 import sys
@@ -43,13 +47,21 @@ def sdist_files(path: Path) -> dict[str, bytes]:
     return files
 
 
-# Tracked files that only git needs.
-REPOSITORY_ONLY = {".gitignore"}
+# Tracked files that only the repository keeps (fnmatch patterns): what git
+# needs, the recorded runs and the rendered figures (MANIFEST.in).
+REPOSITORY_ONLY = (".gitignore", "docs/recorded/*", "docs/figures/*.png",
+                   "docs/figures/*.md")
+
+
+def repository_only(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in REPOSITORY_ONLY)
 
 
 def missing_tracked(files: dict, tracked: list[str]) -> list[str]:
     return [f"not in the sdist: {name}" for name in tracked
-            if name not in files and name not in REPOSITORY_ONLY]
+            if name not in files and not repository_only(name)] + \
+        [f"in the sdist, but the repository's only: {name}"
+         for name in sorted(files) if repository_only(name)]
 
 
 def unresolved_includes(files: dict) -> list[str]:
@@ -69,12 +81,21 @@ def unresolved_includes(files: dict) -> list[str]:
 
 def unresolved_test_imports(files: dict, tracked: list[str]) -> list[str]:
     """Imports, by the sdist's tests/ files, of the repository's test
-    modules (tests/*.py, imported as siblings) that the sdist lacks."""
-    def stems(names):
-        return {PurePosixPath(n).stem for n in names
-                if n.startswith("tests/") and n.endswith(".py")
-                and n.count("/") == 1}
-    ours, shipped = stems(tracked), stems(files)
+    modules that the sdist lacks: tests/*.py imported as siblings, and the
+    helpers of tests/support/ as ``support.<module>`` (tests/ is on
+    sys.path)."""
+    def test_modules(names):
+        found = set()
+        for n in names:
+            if not (n.startswith("tests/") and n.endswith(".py")):
+                continue
+            parts = list(PurePosixPath(n).with_suffix("").parts[1:])
+            if parts[-1] == "__init__":
+                parts.pop()
+            if len(parts) == 1 or parts[0] == "support":
+                found.add(".".join(parts))
+        return found
+    ours, shipped = test_modules(tracked), test_modules(files)
     problems = []
     for name, content in sorted(files.items()):
         if not (name.startswith("tests/") and name.endswith(".py")):
@@ -83,13 +104,13 @@ def unresolved_test_imports(files: dict, tracked: list[str]) -> list[str]:
             if isinstance(node, ast.Import):
                 modules = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                modules = [node.module or ""]
+                modules = [node.module or ""] + [
+                    f"{node.module}.{alias.name}" for alias in node.names]
             else:
                 continue
             for module in modules:
-                top = module.split(".")[0]
-                if top in ours and top not in shipped:
-                    problems.append(f"{name}: imports {top}, not in the "
+                if module in ours and module not in shipped:
+                    problems.append(f"{name}: imports {module}, not in the "
                                     f"sdist's tests/")
     return problems
 

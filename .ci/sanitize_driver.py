@@ -56,9 +56,9 @@ import numpy as np
 
 # The exact data and NumPy's answers of the GPU tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from dlpack_capsules import DLPackOnly  # noqa: E402
-from exact_data import (integer_values, numpy_answer, same,  # noqa: E402
-                        values_for)
+from support.dlpack_capsules import DLPackOnly  # noqa: E402
+from support.exact_data import (integer_values, numpy_answer,  # noqa: E402
+                                same, values_for)
 
 ALL_SIZES = (1, 31, 33, 1000, 4097, (1 << 20) + 3)
 DEVICE_KINDS = ("device", "device-offset", "device-strided", "dlpack")
@@ -182,7 +182,7 @@ def check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
     the means (nanmean rounds its sum to bfloat16 first, as for float16).
     Returns the calls made."""
     import ml_dtypes
-    from dlpack_capsules import KDL_BFLOAT, Producer
+    from support.dlpack_capsules import KDL_BFLOAT, Producer
     bf16 = np.dtype(ml_dtypes.bfloat16)
     calls = 0
     for s, n in enumerate(sizes):

@@ -102,9 +102,10 @@ from cudareduce.bench.peers import (BASELINE_DTYPE, COMPARE_DTYPES,
                                     OURS_ON_TORCH, TORCH_ITEM,
                                     comparison_dtypes, comparison_op,
                                     comparison_ratios, gbps_of, ratio)
-from cudareduce.results import (DEFAULT_OP, REFERENCE_METHOD, is_int,
-                                numpy_dtype, op_of, render, short_n,
-                                table_groups, validate_document)
+from cudareduce.bench.figures import render, short_n, table_groups
+from cudareduce.bench.names import (DEFAULT_OP, REFERENCE_METHOD, numpy_dtype,
+                                    op_of)
+from cudareduce.bench.schema import is_int, validate_document
 
 __all__ = ["CUB_OPS", "FAST_OVER_CUB", "FIRST_STEP", "FLOOR_FROM",
            "FLOOR_SHARE", "LADDER_SPEEDUP", "OP_OVER_SUM", "SEVENTH_STEP",
@@ -326,7 +327,7 @@ def host_targets(document: Mapping[str, Any]) -> list[Target]:
 def targets(document: Any) -> list[Row]:
     """The targets of a ``--peers``, ``--host``, ``--counters`` or ladder
     document, told apart by their keys (a ladder document is checked by
-    :func:`~cudareduce.results.validate_document`).
+    :func:`~cudareduce.bench.schema.validate_document`).
 
     Raises
     ------

@@ -63,6 +63,12 @@ import pytest
 
 import cudareduce
 from cudareduce import _cudareduce, bench
+from cudareduce.bench.data import is_correct, random_array, reference_result
+from cudareduce.bench.ladder import measure_method
+from cudareduce.bench.names import peers_of
+from cudareduce.bench.policy import rotation_buffers
+from cudareduce.bench.sizes import parse_sizes
+from cudareduce.bench.timers import load_peer, method_timer
 
 try:
     DEVICE = _cudareduce.device_info()
@@ -76,7 +82,7 @@ pytestmark = [pytest.mark.gpu,
 DTYPE = "float32"
 THREADS = 256
 REPS = 20
-SIZES = bench.parse_sizes(os.environ.get("CUDAREDUCE_BENCH_SIZES")
+SIZES = parse_sizes(os.environ.get("CUDAREDUCE_BENCH_SIZES")
                           or "2^16,2^20,2^24")
 METHODS = list(cudareduce.methods())
 
@@ -94,10 +100,10 @@ class _Input:
 
     def __init__(self, n: int, rng: np.random.Generator) -> None:
         self.n = n
-        self.host = bench.random_array(rng, n, DTYPE)
-        self.reference = bench.reference_result(self.host)
+        self.host = random_array(rng, n, DTYPE)
+        self.reference = reference_result(self.host)
         self.nbytes = self.host.nbytes
-        self.buffers = bench.rotation_buffers(self.nbytes, DEVICE["l2_bytes"],
+        self.buffers = rotation_buffers(self.nbytes, DEVICE["l2_bytes"],
                                               DEVICE["total_bytes"])
         self._device: dict[str, object] = {}
 
@@ -114,7 +120,7 @@ class _Input:
         return self._device[library]
 
     def check(self, value, what: str) -> None:
-        if not bench.is_correct(value, self.reference):
+        if not is_correct(value, self.reference):
             pytest.fail(f"{what} is WRONG at n={self.n}: got {value!r}, "
                         f"expected the exact sum {self.reference}; not "
                         f"timed")
@@ -173,7 +179,7 @@ def _record(benchmark, data: _Input, timings: dict, mode: str,
 def test_method(benchmark, data: _Input, holder, method: str) -> None:
     n = data.n
     benchmark.group = _group(n)
-    timings = bench.measure_method(bench.method_timer(method, THREADS),
+    timings = measure_method(method_timer(method, THREADS),
                                    data.host, data.reference, data.buffers)
     if timings is None:
         pytest.fail(f"{method} is WRONG at n={n}; not timed")
@@ -192,14 +198,14 @@ def test_method(benchmark, data: _Input, holder, method: str) -> None:
     _record(benchmark, data, timings, mode, wall=holder is not None)
 
 
-@pytest.mark.parametrize("peer", bench.peers_of("sum"))
+@pytest.mark.parametrize("peer", peers_of("sum"))
 def test_peer(benchmark, data: _Input, peer: str) -> None:
-    timer, why = bench.load_peer(peer, DEVICE["ordinal"], DTYPE)
+    timer, why = load_peer(peer, DEVICE["ordinal"], DTYPE)
     if timer is None:
         pytest.skip(f"{peer} unavailable: {why}")
     n = data.n
     benchmark.group = _group(n)
-    timings = bench.measure_method(timer, data.host, data.reference,
+    timings = measure_method(timer, data.host, data.reference,
                                    data.buffers)
     if timings is None:
         pytest.fail(f"{peer} is WRONG at n={n}; not timed")

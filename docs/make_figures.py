@@ -16,10 +16,10 @@ times every method -- the seven ladder steps, ``fast`` (step 8) and
   ``benchmarks/step_speedups.ipynb`` reads it in recorded mode;
 - ``ladder-speedup.png``: what each step buys at n = 2^22 and at the
   GPU's default size (the bench's rule), side by side, beside the published tables, with ``cub`` and
-  the peers as horizontal lines (:func:`cudareduce.plot.plot_step_speedups`,
+  the peers as horizontal lines (:func:`cudareduce.bench.plot.plot_step_speedups`,
   from the cold GPU times);
 - ``ladder-bandwidth.png``: cold and back-to-back GB/s against n under the
-  read ceiling (:func:`cudareduce.plot.plot_bandwidth`);
+  read ceiling (:func:`cudareduce.bench.plot.plot_bandwidth`);
 - ``ladder-table.md``: the tables at n = 2^22 and at the default size, as
   Markdown, headed by the GPU and the date, for pasting into the README.
 
@@ -42,6 +42,7 @@ from pathlib import Path
 
 import cudareduce
 from cudareduce import bench
+from cudareduce.bench.sizes import parse_sizes
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "figures"
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.source:
             results = bench.Results.from_json(args.source)
         else:
-            sizes = bench.parse_sizes(args.sizes)
+            sizes = parse_sizes(args.sizes)
             results = bench.run(sizes=sizes, peers=not args.no_peers,
                                 seed=args.seed)
             print(results.select(n=shown_sizes(

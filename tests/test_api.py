@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import (DEFAULT_METHOD, DEFAULT_THREADS, METHODS,
-                          SUM_RESULT, SUPPORTED_DTYPES, VALID_THREADS,
-                          default_threads, numpy_sum_dtype)
+from support.api_contract import (DEFAULT_METHOD, DEFAULT_THREADS, METHODS,
+                                  SUM_RESULT, SUPPORTED_DTYPES, VALID_THREADS,
+                                  default_threads, numpy_sum_dtype)
 
 # A CUDA runtime error name, e.g. cudaErrorNoDevice.
 CUDA_ERROR_NAME = re.compile(r"\bcudaError[A-Za-z]+\b")

@@ -43,9 +43,9 @@ import numpy.ma as ma
 import pytest
 
 import cudareduce
-from api_contract import METHODS, SUPPORTED_DTYPES, block_sizes
-from dlpack_capsules import DLPackOnly
-from outcomes import outcome
+from support.api_contract import METHODS, SUPPORTED_DTYPES, block_sizes
+from support.dlpack_capsules import DLPackOnly
+from support.outcomes import outcome
 
 pytestmark = pytest.mark.gpu
 

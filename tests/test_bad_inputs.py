@@ -523,7 +523,7 @@ def run_isolated(body: str, timeout: float = 120) -> dict:
         sys.path.insert(0, {tests!r})
         import numpy as np
         import cudareduce
-        from dlpack_capsules import *
+        from support.dlpack_capsules import *
         producer = None
     """).format(tests=str(TESTS_DIR)) + textwrap.dedent(body) + \
         textwrap.dedent("""

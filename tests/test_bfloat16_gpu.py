@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import METHODS, block_sizes
-from dlpack_capsules import DLPackOnly
-from outcomes import outcome
+from support.api_contract import METHODS, block_sizes
+from support.dlpack_capsules import DLPackOnly
+from support.outcomes import outcome
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import METHODS, VALID_THREADS
-from exact_data import numpy_answer, same, values_for
+from support.api_contract import METHODS, VALID_THREADS
+from support.exact_data import numpy_answer, same, values_for
 
 pytestmark = pytest.mark.gpu
 

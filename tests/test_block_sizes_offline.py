@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import (DEFAULT_SIZE_ONLY, METHODS, SUPPORTED_DTYPES,
-                          VALID_THREADS, block_sizes, default_threads)
+from support.api_contract import (DEFAULT_SIZE_ONLY, METHODS, SUPPORTED_DTYPES,
+                                  VALID_THREADS, block_sizes, default_threads)
 
 OPERATORS = cudareduce._cudareduce.OPERATORS
 DTYPES = SUPPORTED_DTYPES + (np.dtype(np.complex64), np.dtype(np.complex128),

@@ -24,8 +24,9 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import (ELEMENTS_PER_THREAD, FAST_UNROLL, GRID_STRIDE_METHODS,
-                          LADDER, METHODS, VALID_THREADS)
+from support.api_contract import (ELEMENTS_PER_THREAD, FAST_UNROLL,
+                                  GRID_STRIDE_METHODS, LADDER, METHODS,
+                                  VALID_THREADS)
 
 pytestmark = pytest.mark.gpu
 

@@ -55,9 +55,9 @@ import pytest
 from numpy.exceptions import ComplexWarning
 
 import cudareduce
-from api_contract import METHODS, block_sizes
-from dlpack_capsules import DLPackOnly
-from outcomes import outcome
+from support.api_contract import METHODS, block_sizes
+from support.dlpack_capsules import DLPackOnly
+from support.outcomes import outcome
 
 pytestmark = pytest.mark.gpu
 

@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 import cudareduce
-from dlpack_capsules import DLPackOnly
+from support.dlpack_capsules import DLPackOnly
 
 pytestmark = pytest.mark.gpu
 

@@ -1,4 +1,4 @@
-"""tests/c/fault_origin.c, without a GPU: a fault in a library named like
+"""tests/support/c/fault_origin.c, without a GPU: a fault in a library named like
 the CUDA driver is excused (exit 86), a fault anywhere else still kills the
 process.  This is what lets test_reliability_gpu excuse a crash inside the
 driver and nothing else."""
@@ -8,8 +8,8 @@ import subprocess
 import sys
 import textwrap
 
-import fault_origin
-from c_build import c_compiler
+from support import fault_origin
+from support.c_build import c_compiler
 
 FAULTING_LIBRARY = "int fault(void) { return *(volatile int *)0; }\n"
 

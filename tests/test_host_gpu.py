@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-CHECKS = Path(__file__).with_name("host_checks.py")
+CHECKS = Path(__file__).parent / "support" / "host_checks.py"
 RING_ENV = {"CUDAREDUCE_HOST_CHUNK_MB": "1", "CUDAREDUCE_HOST_BUFFERS": "2",
             "CUDAREDUCE_HOST_THREADS": "4"}
 

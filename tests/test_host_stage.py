@@ -3,7 +3,7 @@
 The staging threads hand pieces of each chunk around through atomics; a
 mistake there copies a piece twice, skips one, or reads a job while the
 caller rewrites it, which the GPU tests would see only now and then.  So
-tests/c/stage_check.c drives cr_stager_copy directly, checking every
+tests/support/c/stage_check.c drives cr_stager_copy directly, checking every
 element, once built plainly and once under ThreadSanitizer, which fails
 the run on any data race.
 """
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from c_build import c_compiler
+from support.c_build import c_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [ROOT / "tests" / "c" / "stage_check.c",
+SOURCES = [ROOT / "tests" / "support" / "c" / "stage_check.c",
            ROOT / "cuda" / "host_stage.c", ROOT / "cuda" / "plan.c",
            ROOT / "cuda" / "fail.c"]
 BUILDS = {

@@ -76,7 +76,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cudareduce
-from api_contract import ACCUMULATOR, METHODS
+from support.api_contract import ACCUMULATOR, METHODS
 from test_inputs_offline import (CAI, FAKE_POINTER, OPS, REAL_DTYPES,
                                  DLPackOnly, assert_identity,
                                  dtype_argument_allowed, dtype_id, interface,

@@ -42,8 +42,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cudareduce
-from api_contract import DEFAULT_METHOD, METHODS
-from dlpack_capsules import DLPackOnly
+from support.api_contract import DEFAULT_METHOD, METHODS
+from support.dlpack_capsules import DLPackOnly
 
 # --- shared with test_inputs_gpu ---------------------------------------------
 

@@ -18,7 +18,7 @@ import numpy.ma as ma
 import pytest
 
 from cudareduce import _masked
-from outcomes import outcome
+from support.outcomes import outcome
 from test_inputs_offline import numpy_outcome, same_value
 
 ARG_OPS = ("argmin", "argmax", "nanargmin", "nanargmax")

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import METHODS
+from support.api_contract import METHODS
 from test_inputs_gpu import (CONVERTERS, check_reduction,  # noqa: F401
                              jax, jax_with_gpu, numba_cuda)
 from test_inputs_offline import numpy_outcome, same_value

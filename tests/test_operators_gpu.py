@@ -32,9 +32,9 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import METHODS, SUPPORTED_DTYPES
-from dlpack_capsules import DLPackOnly
-from exact_data import product_values
+from support.api_contract import METHODS, SUPPORTED_DTYPES
+from support.dlpack_capsules import DLPackOnly
+from support.exact_data import product_values
 from test_inputs_offline import numpy_outcome
 
 pytestmark = pytest.mark.gpu

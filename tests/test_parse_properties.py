@@ -38,8 +38,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import cudareduce
-from api_contract import block_sizes
-from exact_data import integer_values, numpy_answer, same
+from support.api_contract import block_sizes
+from support.exact_data import integer_values, numpy_answer, same
 
 OPS = ("sum", "mean", "min", "max")
 METHODS = tuple(cudareduce.methods())

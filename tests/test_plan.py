@@ -20,11 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cudareduce
-from api_contract import (ACCUMULATOR, DEFAULT_THREADS, ELEMENTS_PER_THREAD,
-                          FAST_UNROLL, GRID_STRIDE_METHODS, LADDER,
-                          MAX_ELEMENTS, MAX_PASSES, METHODS,
-                          RESIDENT_THREADS_PER_SM, SUPPORTED_DTYPES,
-                          VALID_THREADS, default_threads)
+from support.api_contract import (ACCUMULATOR, DEFAULT_THREADS,
+                                  ELEMENTS_PER_THREAD, FAST_UNROLL,
+                                  GRID_STRIDE_METHODS, LADDER, MAX_ELEMENTS,
+                                  MAX_PASSES, METHODS, RESIDENT_THREADS_PER_SM,
+                                  SUPPORTED_DTYPES, VALID_THREADS,
+                                  default_threads)
 
 PLAN_SIZES = (0, 1, 2, 63, 64, 65, 1000, 2 ** 20 + 3, 2 ** 31 + 7, 2 ** 40,
               2 ** 62)

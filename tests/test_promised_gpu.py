@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import METHODS
-from dlpack_capsules import KDL_CUDA, KDL_INT, Producer
+from support.api_contract import METHODS
+from support.dlpack_capsules import KDL_CUDA, KDL_INT, Producer
 from test_inputs_gpu import (cupy_spin, numba_cuda,  # noqa: F401
                              side_stream_write, synchronize)
 from test_inputs_offline import CAI, DLPackOnly, numpy_outcome, same_value

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cudareduce import _cudareduce
-from api_contract import SUPPORTED_DTYPES
+from support.api_contract import SUPPORTED_DTYPES
 
 OPERATORS = _cudareduce.OPERATORS
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)

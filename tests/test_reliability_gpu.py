@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 
 import cudareduce
 from cudareduce import _cudareduce
-from api_contract import block_sizes
-import fault_origin
-from dlpack_capsules import DLPackOnly
-from exact_data import integer_values, numpy_answer, same
+from support.api_contract import block_sizes
+from support import fault_origin
+from support.dlpack_capsules import DLPackOnly
+from support.exact_data import integer_values, numpy_answer, same
 
 pytestmark = pytest.mark.gpu
 
@@ -142,7 +142,7 @@ def test_destroyed_stream_handle_is_not_a_crash(tmp_path):
     cannot check it either.  What is required: a Python-level outcome (an
     error, or a right answer), and a library that works afterwards.  If the
     process dies of a fault inside the CUDA driver (libcuda.so, told by
-    tests/c/fault_origin.c), that is recorded as an expected failure (on
+    tests/support/c/fault_origin.c), that is recorded as an expected failure (on
     .ci/xfail-allowlist); a fault anywhere else fails."""
     done = run_script(env=fault_origin.environment(
         fault_origin.build(tmp_path)), code="""

@@ -20,8 +20,8 @@ COMPLETE = {
     "cuda/cudareduce.h": b"",
     "cuda/reduce.cu": b'#include "instances.def"\n',
     "cuda/instances.def": b"",
-    "tests/test_a.py": b"import numpy\nfrom api_contract import X\n",
-    "tests/api_contract.py": b"X = 1\n",
+    "tests/test_a.py": b"import numpy\nfrom support.api_contract import X\n",
+    "tests/support/api_contract.py": b"X = 1\n",
 }
 TRACKED = sorted(COMPLETE) + [".gitignore"]
 
@@ -56,10 +56,11 @@ def test_a_missing_header_is_reported_twice(tmp_path):
 
 def test_a_missing_test_helper_is_reported(tmp_path):
     files = {k: v for k, v in COMPLETE.items()
-             if k != "tests/api_contract.py"}
+             if k != "tests/support/api_contract.py"}
     assert problems(tmp_path, files) == [
-        "not in the sdist: tests/api_contract.py",
-        "tests/test_a.py: imports api_contract, not in the sdist's tests/"]
+        "not in the sdist: tests/support/api_contract.py",
+        "tests/test_a.py: imports support.api_contract, not in the sdist's "
+        "tests/"]
 
 
 def test_an_include_found_in_an_include_directory_resolves(tmp_path):

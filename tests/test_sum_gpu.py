@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 import cudareduce
-from api_contract import (FAST_UNROLL, FLOAT_DTYPES, GRID_DTYPES, INT_DTYPES,
-                          METHODS, numpy_sum_dtype)
+from support.api_contract import (FAST_UNROLL, FLOAT_DTYPES, GRID_DTYPES,
+                                  INT_DTYPES, METHODS, numpy_sum_dtype)
 
 pytestmark = pytest.mark.gpu
 

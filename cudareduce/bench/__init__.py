@@ -3,8 +3,8 @@ and why.
 
 Times every method of :func:`cudareduce.methods` (and, when importable, the
 peers: ``torch.sum`` and ``cupy.sum`` for sums, PyTorch's and CuPy's
-function of another op, :func:`peers_of`) reducing with one op of
-:data:`OPS` (``--op``, default ``sum``) three ways, beside an empty kernel
+function of another op, :func:`~cudareduce.bench.names.peers_of`) reducing with one op of
+:data:`~cudareduce.bench.names.OPS` (``--op``, default ``sum``) three ways, beside an empty kernel
 and a read-only streaming kernel timed the same way in the same run, and
 prints one table per (op, dtype, n, threads)::
 
@@ -28,10 +28,10 @@ The same from Python (the command line is a thin layer over it)::
 How a figure is measured
 ------------------------
 - Fresh random data for every size of every run (``--seed`` to repeat a
-  run), made for the op (:func:`random_array`) so that its answer is exact
+  run), made for the op (:func:`~cudareduce.bench.data.random_array`) so that its answer is exact
   in every order and accumulator: for sums non-zero integers, of either
   sign, of magnitude up to 1000 -- for float32 fewer as n grows
-  (:func:`value_limit`); for products ones with a dozen factors of -1, 2
+  (:func:`~cudareduce.bench.data.value_limit`); for products ones with a dozen factors of -1, 2
   and 0.5 (floats) or 2, 3, -1; for min and max integers with each end of
   their range once; for their places (argmin, ..., nanargmax) the same
   but for one end twice or thrice (the first of equal extremes decides),
@@ -44,7 +44,7 @@ How a figure is measured
   data's values do not change a kernel's time (no denormals, no
   data-dependent branches).
 - Each method's result is checked against NumPy's answer computed exactly
-  (:func:`reference_result`) *before* it is timed (a short pilot run), and
+  (:func:`~cudareduce.bench.data.reference_result`) *before* it is timed (a short pilot run), and
   after every timing: it must equal it, NaN as NaN.  Every element of a
   sum counts at least 1, so a method that loses or doubles a single element
   anywhere is reported as WRONG and not timed (``correct: false``, its
@@ -91,15 +91,15 @@ Units
 The JSON document (``--json``)
 ------------------------------
 Schema 2, checked by :func:`validate_document` (see
-:mod:`cudareduce.results`): the device and its software (clocks, driver,
+:mod:`cudareduce.bench.schema`): the device and its software (clocks, driver,
 CUDA runtime, CCCL), the date, the timing method and the default-size rule,
 the floor (empty kernel, read ceiling), the read probe at each size, and one
 result per (method, op, dtype, n, threads) with ``op`` (a result without
-one, of a document written before, is a sum: :func:`op_of`), ``cold_us``,
+one, of a document written before, is a sum: :func:`~cudareduce.bench.names.op_of`), ``cold_us``,
 ``batch_us``, ``call_us``, ``pass_us`` (the cold time of each pass; empty
 for ``cub`` and the peers, whose launches are their own), ``reps`` and
 ``correct``.  Peers appear as methods named for their library's function
-of the op (:func:`peers_of`): ``"torch.sum"`` and ``"cupy.sum"`` for sums,
+of the op (:func:`~cudareduce.bench.names.peers_of`): ``"torch.sum"`` and ``"cupy.sum"`` for sums,
 ``"torch.amin"`` and ``"cupy.min"`` for min, ``"cupy.nanprod"`` alone for
 nanprod, ``"torch.argmin"`` and ``"cupy.argmin"`` for argmin, ...; a peer
 whose function refuses the dtype (tried on one element first: PyTorch's
@@ -118,13 +118,13 @@ What :func:`compare` returns::
      "dtypes": [str, ...]}       # COMPARE_DTYPES unless --dtype said
 
 ``latency_us`` holds, for sums (empty for another op), the median wall
-time, in µs, of each end-to-end call of :func:`measure_latency` on
+time, in µs, of each end-to-end call of :func:`~cudareduce.bench.peers.measure_latency` on
 ``LATENCY_N`` float32 elements that ran: ``"torch.sum(x).item()"``,
 ``"float(cudareduce.sum(x)), torch x"``, ``"float(cupy.sum(x))"``,
 ``"float(cudareduce.sum(x)), cupy x"`` (a library that does not import, or
-sees no GPU, is left out).  :func:`comparison_op` is the op compared,
-:func:`comparison_dtypes` its dtypes (a document without ``"dtypes"``,
-from before they were recorded, compared :data:`COMPARE_DTYPES`).
+sees no GPU, is left out).  :func:`~cudareduce.bench.peers.comparison_op` is the op compared,
+:func:`~cudareduce.bench.peers.comparison_dtypes` its dtypes (a document without ``"dtypes"``,
+from before they were recorded, compared :data:`~cudareduce.bench.peers.COMPARE_DTYPES`).
 
 The ``--host`` document (``--host --json``)
 -------------------------------------------
@@ -154,53 +154,28 @@ default-size rule), :mod:`~cudareduce.bench.progress` (the progress bar),
 the modes :mod:`~cudareduce.bench.ladder` (the default),
 :mod:`~cudareduce.bench.counters` (``--counters``),
 :mod:`~cudareduce.bench.peers` and :mod:`~cudareduce.bench.host`, and
-:mod:`~cudareduce.bench.cli` (the command line).  The results it
-measures are :class:`Results` (:mod:`cudareduce.document`) over the
-results model (:mod:`cudareduce.results`), re-exported here.
+:mod:`~cudareduce.bench.cli` (the command line); and the document model,
+which needs no GPU and no compiled extension: :mod:`~cudareduce.bench.names`
+(dtypes, ops, methods, peers), :mod:`~cudareduce.bench.schema` (the JSON
+document, its rules and their check), :mod:`~cudareduce.bench.figures`
+(GB/s, speedups, the tables), :mod:`~cudareduce.bench.results`
+(:class:`Results`, a document with its tables and plots as methods),
+:mod:`~cudareduce.bench.plot` (the figures, with matplotlib) and
+:mod:`~cudareduce.bench.reference` (published ladder timings).
+
+This package's own names are the entry points (``__all__``); everything
+else is imported from the module that defines it.
 """
 from __future__ import annotations
 
-from cudareduce.document import Results
-from cudareduce.results import (DEFAULT_OP, DTYPES, OPS, PEER_FUNCTIONS,
-                                REFERENCE_METHOD, RESULT_KEYS, TABLE_HEADERS,
-                                format_group, format_table, group_results,
-                                is_peer, is_reference, make_document,
-                                make_result, op_of, order_results, peers_of,
-                                speedups, table_groups, validate_document,
-                                write_json)
-
 from .cli import main
-from .data import is_correct, random_array, reference_result, value_limit
-from .floor import default_n, measure_floor, measure_probe
-from .host import (HOST_DTYPES, HOST_SIZES, HostRatios, format_host,
-                   host_ratios, run_host)
-from .ladder import (DEFAULT_DTYPE, DEFAULT_THREADS, device_info,
-                     measure_method, run)
-from .peers import (BASELINE_DTYPE, COMPARE_DTYPES, COMPARE_SIZES,
-                    LATENCY_N, compare, comparison_dtypes, comparison_op,
-                    comparison_ratios, floor_us, format_comparison,
-                    measure_latency)
-from .policy import (MAX_BUFFERS, MAX_REPS, MIN_REPS, PILOT_REPS,
-                     PILOT_WARMUP, TARGET_SECONDS, WARMUP, choose_batch,
-                     choose_reps, rotation_buffers)
-from .sizes import PAPER_N, parse_size, parse_sizes
-from .timers import MethodTimer, load_peer, method_timer
+from .figures import format_table
+from .host import format_host, run_host
+from .ladder import device_info, run
+from .peers import compare, format_comparison
+from .results import Results
+from .schema import validate_document
 
-__all__ = [
-    "BASELINE_DTYPE", "COMPARE_DTYPES", "COMPARE_SIZES", "DEFAULT_DTYPE",
-    "DEFAULT_OP", "DEFAULT_THREADS", "DTYPES", "HOST_DTYPES", "HOST_SIZES",
-    "LATENCY_N", "MAX_BUFFERS", "MAX_REPS", "MIN_REPS", "OPS", "PAPER_N",
-    "PEER_FUNCTIONS", "PILOT_REPS", "PILOT_WARMUP", "REFERENCE_METHOD",
-    "RESULT_KEYS", "TABLE_HEADERS", "TARGET_SECONDS", "WARMUP", "HostRatios",
-    "MethodTimer", "Results", "choose_batch", "choose_reps", "compare",
-    "comparison_dtypes", "comparison_op", "comparison_ratios", "default_n",
-    "device_info",
-    "floor_us", "format_comparison", "format_group", "format_host",
-    "format_table", "group_results", "host_ratios", "is_correct", "is_peer",
-    "is_reference", "load_peer", "main", "make_document", "make_result",
-    "measure_floor", "measure_latency", "measure_method", "measure_probe",
-    "method_timer", "op_of", "order_results", "parse_size", "parse_sizes",
-    "peers_of", "random_array", "reference_result", "rotation_buffers",
-    "run", "run_host", "speedups", "table_groups", "validate_document",
-    "value_limit", "write_json",
-]
+__all__ = ["Results", "compare", "device_info", "format_comparison",
+           "format_host", "format_table", "main", "run", "run_host",
+           "validate_document"]

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import cudareduce
-from cudareduce.document import Results
-from cudareduce.results import (DEFAULT_OP, DTYPES, OPS, describe_sizes,
-                                short_n)
+from .results import Results
+from .figures import describe_sizes, short_n
+from .names import DEFAULT_OP, DTYPES, OPS
 
 from .host import HOST_DTYPES, HOST_SIZES, format_host, run_host
 from .ladder import DEFAULT_DTYPE, DEFAULT_THREADS, check_threads, run

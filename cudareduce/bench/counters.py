@@ -34,8 +34,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import cudareduce
-from cudareduce.results import (DEFAULT_OP, DTYPES, OPS, REFERENCE_METHOD,
-                                format_n, group_title, now, op_of, render)
+from .figures import format_n, group_title, render
+from .names import DEFAULT_OP, DTYPES, OPS, REFERENCE_METHOD, op_of
+from .schema import now
 
 from .data import random_array
 from .ladder import check_block_size, device_info
@@ -51,7 +52,7 @@ DEFAULT_N = PAPER_N
 
 #: The keys of a counters document (:func:`collect`); one written before
 #: the bench profiled other reductions than sums has no "op"
-#: (:func:`~cudareduce.results.op_of`).
+#: (:func:`~cudareduce.bench.names.op_of`).
 DOCUMENT_KEYS = ("ncu_version", "gpu", "driver", "date", "op", "n", "dtype",
                  "threads", "metrics", "rows")
 
@@ -225,8 +226,8 @@ def ncu_command(methods: Iterable[str] | None = None, n: int = DEFAULT_N,
     ------
     ValueError
         Unknown or repeated methods, n or threads < 1, a dtype not in
-        :data:`cudareduce.results.DTYPES`, an op not in
-        :data:`cudareduce.results.OPS`.
+        :data:`cudareduce.bench.names.DTYPES`, an op not in
+        :data:`cudareduce.bench.names.OPS`.
     """
     chosen = _check_methods(methods)
     _check_reduction(n, dtype, threads, op)

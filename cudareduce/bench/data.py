@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from cudareduce.results import DEFAULT_OP, dtype_kind, numpy_dtype
+from .names import DEFAULT_OP, dtype_kind, numpy_dtype
 
 __all__ = ["FACTORS", "FACTOR_COUNT", "FEW", "MAX_MAGNITUDE", "NAN_COUNT",
            "TIE_COUNT", "is_correct", "random_array", "reference_result",

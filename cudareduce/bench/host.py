@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import cudareduce
-from cudareduce.results import describe_device, now, render, short_n
+from .figures import render, short_n
+from .schema import describe_device, now
 
 from .data import is_correct, random_array, reference_result
 from .ladder import device_info

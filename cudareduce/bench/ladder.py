@@ -2,7 +2,7 @@
 ladder (and ``cub``, and the peers) reducing with one op, checked exactly,
 then timed three ways at each size (cold GPU time, back-to-back GPU time,
 call time), with the passes of multi-pass methods timed one by one, beside
-the floor probes of the same run: a :class:`~cudareduce.document.Results`."""
+the floor probes of the same run: a :class:`~cudareduce.bench.results.Results`."""
 from __future__ import annotations
 
 import math
@@ -17,10 +17,10 @@ import numpy as np
 
 import cudareduce
 from cudareduce import _cudareduce
-from cudareduce.document import Results
-from cudareduce.results import (DEFAULT_OP, DTYPES, OPS, REFERENCE_METHOD,
-                                is_int, make_document, make_result,
-                                numpy_dtype, peers_of)
+from .results import Results
+from .names import (DEFAULT_OP, DTYPES, OPS, REFERENCE_METHOD, numpy_dtype,
+                    peers_of)
+from .schema import is_int, make_document, make_result
 
 from .data import is_correct, random_array, reference_result
 from .floor import default_n, measure_floor, measure_probe
@@ -202,7 +202,7 @@ def run(methods: Iterable[str] | None = None,
     methods : iterable of str, optional
         Our methods to time (default: all: the ladder, ``fast``, ``cub``, in
         that order).  Peer names of the op (``"torch.sum"``, ``"cupy.sum"``
-        for sum: :func:`~cudareduce.results.peers_of`) may be listed too,
+        for sum: :func:`~cudareduce.bench.names.peers_of`) may be listed too,
         and then only the peers listed are timed.
     sizes : int or iterable of int, optional
         Element count(s), each >= 1, no two the same.  Default: this GPU's
@@ -212,7 +212,7 @@ def run(methods: Iterable[str] | None = None,
         document's ``timing.default_n_rule``, and is stated there when
         sizes are given too).
     dtype : str
-        One of :data:`~cudareduce.results.DTYPES` (default ``"float32"``).
+        One of :data:`~cudareduce.bench.names.DTYPES` (default ``"float32"``).
     threads : int or None
         Threads per block of our kernels (default 256); None: each
         method's own default for the size (fast's grows with the input,
@@ -229,7 +229,7 @@ def run(methods: Iterable[str] | None = None,
     seed : int, optional
         Seed of the random data (default: fresh entropy every run).
     op : str
-        The reduction timed, one of :data:`~cudareduce.results.OPS`
+        The reduction timed, one of :data:`~cudareduce.bench.names.OPS`
         (default ``"sum"``), on data whose answer is exact
         (:func:`~cudareduce.bench.data.random_array`).
 
@@ -237,7 +237,7 @@ def run(methods: Iterable[str] | None = None,
     -------
     Results
         The document described in :mod:`cudareduce.bench` (a dict, valid
-        for :func:`~cudareduce.results.validate_document`); ``results``
+        for :func:`~cudareduce.bench.schema.validate_document`); ``results``
         grouped by size, our methods in order (the steps, then ``cub``),
         then peers.
 

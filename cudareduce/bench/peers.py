@@ -18,10 +18,9 @@ from typing import Any
 
 import cudareduce
 from cudareduce import _cudareduce
-from cudareduce.document import Results
-from cudareduce.results import (DEFAULT_OP, REFERENCE_METHOD, format_table,
-                                numpy_dtype, op_of, peers_of, render,
-                                result_gbps, short_n)
+from .results import Results
+from .figures import format_table, render, result_gbps, short_n
+from .names import DEFAULT_OP, REFERENCE_METHOD, numpy_dtype, op_of, peers_of
 
 from .ladder import run
 from .timers import wall_times
@@ -123,7 +122,7 @@ def compare(threads: int | None = None, peers: bool = True,
     reducing with `op`.
 
     Times ``fast``, ``cub`` and (with `peers`) the peers of `op`
-    (:func:`~cudareduce.results.peers_of`) on each of `dtypes` (by
+    (:func:`~cudareduce.bench.names.peers_of`) on each of `dtypes` (by
     default :data:`COMPARE_DTYPES`) at each size of
     :data:`COMPARE_SIZES`, as :func:`~cudareduce.bench.ladder.run` does;
     for another op than sum, or where `dtypes` lack

@@ -26,7 +26,7 @@ import numpy as np
 
 import cudareduce
 from cudareduce import _cudareduce
-from cudareduce.results import DEFAULT_OP, is_peer
+from .names import DEFAULT_OP, is_peer
 
 __all__ = ["DeviceArrays", "GpuTimes", "MethodTimer", "device_arrays",
            "load_peer", "median_wall_time", "method_timer", "probe_us",
@@ -75,7 +75,7 @@ class _OurMethod:
 def method_timer(name: str, threads: int | None, op: str = DEFAULT_OP
                  ) -> MethodTimer:
     """The :class:`MethodTimer` of our method `name` reducing with `op`
-    (one of :data:`~cudareduce.results.OPS`), at `threads` per block (None:
+    (one of :data:`~cudareduce.bench.names.OPS`), at `threads` per block (None:
     the method's default for each input's size)."""
     return _OurMethod(name, threads, op)
 
@@ -241,7 +241,7 @@ _PEER_CLASSES = {peer.library: peer for peer in (_TorchPeer, _CupyPeer)}
 def load_peer(name: str, ordinal: int, dtype: str
               ) -> tuple[MethodTimer | None, str]:
     """The :class:`MethodTimer` of the peer `name` (``"torch.sum"``,
-    ``"cupy.min"``, ...: :func:`~cudareduce.results.peers_of`) on device
+    ``"cupy.min"``, ...: :func:`~cudareduce.bench.names.peers_of`) on device
     `ordinal`, for data of `dtype`: (timer, "") or (None, why it is
     unavailable: not importable, no CUDA there, no such function for
     `dtype`, ...).  The peers' current device must be `ordinal`."""
