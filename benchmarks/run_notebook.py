@@ -1,5 +1,5 @@
 """Execute ``benchmarks/step_speedups.ipynb`` headless, as CI and the GPU
-check do (``tests/test_notebook.py``), and optionally keep its outputs.
+check do (``tests/bench/test_notebook.py``), and optionally keep its outputs.
 
 From the repository root::
 

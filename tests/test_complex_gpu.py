@@ -494,7 +494,7 @@ def test_layouts(cupy, rng, seed_note, method, dtype):
     NumPy's own min and max walk memory too (a transposed or Fortran view
     gives the first NaN element in memory), but a view with negative
     strides in its own direction: there the two may give different NaN
-    elements (README, differences from NumPy)."""
+    elements (docs/usage.md, differences from NumPy)."""
     clean = integers(rng, 257 * 130, dtype).reshape(257, 130)
     nans = clean.copy()
     put_nans(rng, nans.reshape(-1), 6)

@@ -583,7 +583,7 @@ WINDOWS = np.lib.stride_tricks.as_strided(np.arange(64, dtype=np.int32),
 @pytest.mark.parametrize("view", OVERLAPPING_VIEWS)
 def test_overlapping_device_view_reduces_like_numpy(request, view, op):
     # Sliding windows, whose positions share memory, are a valid read-only
-    # view (README): each position counts, as in NumPy and CuPy.
+    # view (docs/usage.md): each position counts, as in NumPy and CuPy.
     obj = OVERLAPPING_VIEWS[view](request)
     got = reduce(op, obj)
     want = getattr(np, op)(WINDOWS)

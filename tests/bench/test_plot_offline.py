@@ -1,4 +1,4 @@
-"""cudareduce.plot without a GPU: both figures drawn from the synthetic
+"""cudareduce.bench.plot without a GPU: both figures drawn from the synthetic
 sample (tests/bench/data/bench_sample.json: formulas, not a measurement) and from
 JSON files, checked against the document's own figures."""
 from __future__ import annotations

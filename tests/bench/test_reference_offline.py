@@ -1,4 +1,4 @@
-"""cudareduce.reference, the published ladder tables, without a GPU, and
+"""cudareduce.bench.reference, the published ladder tables, without a GPU, and
 a bench run beside them (side_by_side)."""
 from __future__ import annotations
 

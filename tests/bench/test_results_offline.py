@@ -1,4 +1,4 @@
-"""cudareduce.document.Results without a GPU: the document as a Python
+"""cudareduce.bench.results.Results without a GPU: the document as a Python
 object, its tables (text, Markdown, HTML), JSON, pandas and plots, on the
 synthetic sample and sweep of bench_data (formulas, not measurements)."""
 from __future__ import annotations
