@@ -67,8 +67,9 @@ try:
     from dask.core import flatten
     from dask.highlevelgraph import HighLevelGraph
 except ImportError as error:      # pragma: no cover - the optional extra
-    raise ImportError("cudareduce.dask needs Dask: pip install "
-                      "cudareduce[dask]") from error
+    raise ImportError("cudareduce.dask needs Dask: python -m pip install "
+                      "-e \".[dask]\" from a checkout of cudareduce, or "
+                      "python -m pip install \"dask[array]\"") from error
 
 __all__ = list(_cudareduce.OPERATORS) + ["reduce_array"]
 
@@ -128,7 +129,7 @@ def _partial(op: str, chunk: Any, dtype: np.dtype, method: str,
             # No warnings.catch_warnings here: its filters are the
             # process's, and the threaded scheduler runs chunks at once.
             # A device out gives no warning; a NumPy chunk's may (an
-            # all-NaN chunk's nanmin: README).
+            # all-NaN chunk's nanmin: docs/dask.md).
             reduce_array(op, chunk, out, method, threads, requested)
     return out
 
