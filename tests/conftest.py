@@ -16,9 +16,15 @@ Random data
     ``CUDAREDUCE_TEST_SEED=<seed>`` replays a session.  The ``rng`` fixture
     derives each test's generator from the session seed and the test's name,
     so one test replays alone as well.
+
+Output
+    A skipped test prints no progress letter (a run without a GPU skips
+    most of the suite); the reasons are summed up once, a line each, at
+    the end.
 """
 from __future__ import annotations
 
+import collections
 import json
 import os
 import secrets
@@ -119,6 +125,27 @@ def pytest_sessionfinish(session):
         with open(partial, "w", encoding="utf-8") as report:
             json.dump(config.stash.get(_deselected_key, []), report)
         os.replace(partial, path)
+
+
+def pytest_report_teststatus(report, config):
+    """No progress letter for a skipped test (its reason is summed up in
+    pytest_terminal_summary); an expected failure keeps its own."""
+    if report.skipped and not hasattr(report, "wasxfail"):
+        return "skipped", "", "SKIPPED"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Each skip reason once, with how many tests it skipped."""
+    reasons = collections.Counter(
+        report.longrepr[2] if isinstance(report.longrepr, tuple)
+        else str(report.longrepr)
+        for report in terminalreporter.stats.get("skipped", [])
+        if not hasattr(report, "wasxfail"))
+    if reasons:
+        terminalreporter.section("skip reasons", sep="-")
+        for reason, count in reasons.most_common():
+            terminalreporter.write_line(f"{count:6d} skipped: {reason}")
 
 
 @pytest.fixture(autouse=True)
