@@ -118,9 +118,10 @@ const crpy_operator *crpy_operator_for(const crpy_operator *op,
                                        const crpy_dtype *input);
 /* The sum's row (the plan reports a sum's). */
 const crpy_operator *crpy_sum_operator(void);
-/* The operators' names, a tuple in the table's order; NULL with an
- * exception. */
-PyObject *crpy_operator_names(void);
+/* The operators, in the table's order: how many, and the name of each
+ * (OPERATORS). */
+Py_ssize_t crpy_operator_count(void);
+const char *crpy_operator_name(Py_ssize_t index);
 
 /* The dtypes of `op` over `input`, NumPy's, with `requested` (a dtype=
  * argument, NULL if none): *reduced, the dtype the elements are reduced

@@ -21,9 +21,7 @@ PyDoc_STRVAR(reduce_doc,
 "reduce(op, a, method, threads, dtype=None, stream=None, axis=None,\n"
 "       out=None)\n--\n\n"
 "Reduce all elements of the array-like `a` with operator `op` (one of\n"
-"OPERATORS: 'sum', 'prod', 'mean', 'min', 'max', 'any', 'all',\n"
-"'nansum', 'nanprod', 'nanmin', 'nanmax', 'nanmean', 'argmin', 'argmax',\n"
-"'nanargmin', 'nanargmax') on the GPU; returns a NumPy scalar of\n"
+"OPERATORS) on the GPU; returns a NumPy scalar of\n"
 "NumPy's result dtype (or `dtype`; an index operator's intp index, in\n"
 "the C order of `a`), with NumPy's floating-point warnings.\n"
 "Device arrays (__cuda_array_interface__, DLPack) are read in place.\n"
@@ -143,6 +141,34 @@ PyDoc_STRVAR(cuda_error_doc,
 "A CUDA runtime error: no device or driver, or a failed CUDA call.\n"
 "The message names the CUDA error.");
 
+/* The name of the dtype of types.def's row `index`. */
+static const char *
+dtype_name(Py_ssize_t index)
+{
+    return crpy_dtype_of_type((cr_type)index)->name;
+}
+
+/* module.`attribute`: the tuple of name(0) .. name(count - 1).  0, or -1
+ * with an exception. */
+static int
+add_names(PyObject *module, const char *attribute, Py_ssize_t count,
+          const char *(*name)(Py_ssize_t))
+{
+    PyObject *names = PyTuple_New(count);
+    for (Py_ssize_t k = 0; names != NULL && k < count; k++) {
+        PyObject *item = PyUnicode_FromString(name(k));
+        if (item == NULL) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, k, item);
+    }
+    const int added = names != NULL
+        ? PyModule_AddObjectRef(module, attribute, names) : -1;
+    Py_XDECREF(names);
+    return added;
+}
+
 static int
 cudareduce_exec(PyObject *module)
 {
@@ -167,12 +193,14 @@ cudareduce_exec(PyObject *module)
     if (PyModule_AddIntConstant(module, "LADDER_STEPS", CR_LADDER_COUNT) < 0) {
         return -1;
     }
-    /* The operators reduce() takes, by name, in the table's order. */
-    PyObject *operators = crpy_operator_names();
-    const int added = operators != NULL
-        ? PyModule_AddObjectRef(module, "OPERATORS", operators) : -1;
-    Py_XDECREF(operators);
-    return added < 0 ? -1 : 0;
+    /* The operators reduce() takes and the dtypes the kernels read, by
+     * name, in their tables' order: the one list Python reads them from. */
+    if (add_names(module, "OPERATORS", crpy_operator_count(),
+                  crpy_operator_name) < 0
+        || add_names(module, "DTYPES", CR_TYPE_COUNT, dtype_name) < 0) {
+        return -1;
+    }
+    return 0;
 }
 
 static int

@@ -177,17 +177,14 @@ crpy_sum_operator(void)
     return &operators[0];
 }
 
-PyObject *
-crpy_operator_names(void)
+Py_ssize_t
+crpy_operator_count(void)
 {
-    PyObject *names = PyTuple_New((Py_ssize_t)OPERATOR_COUNT);
-    for (size_t o = 0; names != NULL && o < OPERATOR_COUNT; o++) {
-        PyObject *name = PyUnicode_FromString(operators[o].name);
-        if (name == NULL) {
-            Py_CLEAR(names);
-            break;
-        }
-        PyTuple_SET_ITEM(names, (Py_ssize_t)o, name);
-    }
-    return names;
+    return (Py_ssize_t)OPERATOR_COUNT;
+}
+
+const char *
+crpy_operator_name(Py_ssize_t index)
+{
+    return operators[index].name;
 }

@@ -1,5 +1,7 @@
-"""``python -m cudareduce``: each method's sum of one random array, beside
-NumPy's float64 reference."""
+"""``python -m cudareduce``: a quick check of this GPU and build: every
+method's sum of one random array, beside NumPy's sum in the widest type of
+its kind.  ``python -m cudareduce --help`` lists the options; the bench
+(``python -m cudareduce.bench``) times the methods."""
 from __future__ import annotations
 
 import argparse
@@ -8,35 +10,80 @@ import sys
 import numpy as np
 
 import cudareduce
+from cudareduce import _cudareduce
+
+#: NumPy's reference sums each kind in its widest type.
+_WIDEST = {"b": np.int64, "i": np.int64, "u": np.uint64, "f": np.float64,
+           "V": np.float64, "c": np.complex128}
+
+
+def _count(text: str) -> int:
+    """An element count: an int >= 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} elements: need >= 0")
+    return value
+
+
+def _threads(text: str) -> int:
+    """Threads per block: a power of two from 64 to 1024."""
+    value = int(text)
+    if value < 64 or value > 1024 or value & (value - 1):
+        raise argparse.ArgumentTypeError(
+            f"{value}: need a power of two from 64 to 1024")
+    return value
+
+
+def random_array(n: int, dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """n random elements of `dtype` (one of ``_cudareduce.DTYPES``)."""
+    if dtype == "bool":
+        return rng.random(n) < 0.5
+    kind = np.dtype(dtype).kind if dtype != "bfloat16" else "f"
+    if kind in "iu":
+        return rng.integers(0 if kind == "u" else -100, 100, n).astype(dtype)
+    values = rng.random(n)
+    if kind == "c":
+        values = values + 1j * rng.random(n)
+    if dtype == "bfloat16":
+        import ml_dtypes  # noqa: PLC0415 - only for this dtype
+        return values.astype(ml_dtypes.bfloat16)
+    return values.astype(dtype)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cudareduce",
-        description="Sum one random array with every method of the ladder.")
-    parser.add_argument("--n", type=int, default=1 << 22,
+        description="Check this GPU and build: sum one random array with "
+                    "every method (the ladder's steps, fast, cub) and show "
+                    "NumPy's sum beside them.")
+    parser.add_argument("--n", type=_count, default=1 << 22,
                         help="number of elements (default 2^22)")
     parser.add_argument("--dtype", default="float32",
-                        choices=["float32", "float64", "int32", "int64"])
-    parser.add_argument("--threads", type=int, default=256)
+                        choices=_cudareduce.DTYPES,
+                        help="element type (default float32; bfloat16 "
+                             "needs ml_dtypes)")
+    parser.add_argument("--threads", type=_threads, default=None,
+                        help="threads per block (default: each method's "
+                             "own)")
     args = parser.parse_args(argv)
-
-    rng = np.random.default_rng()
-    dtype = np.dtype(args.dtype)
-    if dtype.kind == "f":
-        a = rng.random(args.n, dtype=dtype)
-    else:
-        a = rng.integers(-1000, 1000, args.n, dtype=dtype)
-    reference = np.sum(a, dtype=np.float64 if dtype.kind == "f" else np.int64)
-    print(f"{args.n} random {dtype} elements, threads={args.threads}; "
-          f"NumPy reference (float64/int64): {reference!r}")
     try:
-        for name, description in cudareduce.methods().items():
-            got = cudareduce.sum(a, method=name, threads=args.threads)
-            print(f"  {name:26} {got!r:>28}   {description}")
-    except cudareduce.CudaError as error:
-        print(f"cudareduce: {error}", file=sys.stderr)
-        return 1
+        a = random_array(args.n, args.dtype, np.random.default_rng())
+    except ImportError as error:
+        parser.error(f"--dtype {args.dtype}: {error}")
+    kind = a.dtype.kind     # "V" for ml_dtypes' bfloat16
+    reference = np.sum(a.astype(_WIDEST[kind]))
+    print(f"{args.n} random {args.dtype} elements, threads="
+          f"{args.threads or 'each method’s own'}; NumPy's sum in "
+          f"{np.dtype(_WIDEST[kind]).name}: {reference!r}")
+    for name, description in cudareduce.methods().items():
+        try:
+            got = repr(cudareduce.sum(a, method=name, threads=args.threads))
+        except ValueError as error:
+            got = f"refused: {error}"
+        except cudareduce.CudaError as error:
+            print(f"cudareduce: {error}", file=sys.stderr)
+            return 1
+        print(f"  {name:26} {got:>28}   {description}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""cudareduce.results, the bench's results model, without a GPU: the
+"""cudareduce.bench.schema, the bench's results model, without a GPU: the
 document's schema (2) and every rule of its validator, the derived figures
 (GB/s, "% read", passes), the speedup arithmetic, the ordering and the
 tables, on hand-built documents with known numbers and on the synthetic
@@ -984,8 +984,12 @@ def test_sizes_and_bytes_in_words():
 
 
 def test_the_written_out_names_are_the_extensions():
-    """names.OPS and names.LADDER are written out so that documents read
-    without the compiled extension; they stay the extension's own."""
+    """names.OPS, names.DTYPES and names.LADDER are written out so that
+    documents read without the compiled extension; they stay the
+    extension's own."""
+    # The bench's order is its tables' (bfloat16 last); the set is the
+    # extension's.
+    assert sorted(names.DTYPES) == sorted(_cudareduce.DTYPES)
     methods = [name for name, _ in _cudareduce.methods()]
     assert list(names.LADDER) == methods[:_cudareduce.LADDER_STEPS]
     assert names.ladder_methods() == [m for m in cudareduce.methods()
