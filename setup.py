@@ -1,11 +1,17 @@
 """Build of cudareduce: one extension, ``cudareduce._cudareduce``.
 
-The C sources (``csrc/*.c`` and ``cuda/*.c``) go through the ordinary C
-compiler; the CUDA sources (``cuda/*.cu``) go through nvcc, in parallel, into
-object files under ``build_temp`` that are linked into the extension as extra
-objects.  The CUDA runtime is linked statically (``libcudart_static.a``), so
-the extension imports on a machine without a GPU or a driver: cudart opens
-``libcuda.so`` itself, on the first CUDA call.
+The C sources (``csrc/*.c`` and ``cuda/**/*.c``) go through the ordinary C
+compiler; the CUDA sources (``cuda/**/*.cu``, ``cuda/instances/instances.cu``
+once per unit of ``cuda/instances/instances.def``) go through nvcc, in
+parallel, into object files that are linked into the extension as extra
+objects.  Those are kept under ``build/cuda-objects/<key>/`` in the source
+tree (the key a hash of nvcc's flags and version), not in ``build_temp``,
+which pip's builds (``pip install -e .`` too) make afresh each time: a
+rebuild compiles only the sources whose object is older than the source or
+than a header nvcc's dependency file lists for it.  The CUDA runtime is
+linked statically (``libcudart_static.a``), so the extension imports on a
+machine without a GPU or a driver: cudart opens ``libcuda.so`` itself, on
+the first CUDA call.
 
 Environment:
 
@@ -40,6 +46,16 @@ except ImportError:  # pragma: no cover - very old setuptools
 
 ROOT = Path(__file__).resolve().parent
 CUDA_DIR = "cuda"
+# The include directories of every C and CUDA compile besides NumPy's and
+# the toolkit's: cuda/include holds the public C headers (csrc/ includes
+# "cudareduce.h"), cuda/ the rest, named from there ("memory/pool.cuh").
+# .ci/check_sdist.py resolves #includes through this list, read from here.
+INCLUDE_DIRS = ("cuda/include", "cuda")
+HEADER_SUFFIXES = ("h", "cuh", "def")
+# Compiled once per unit that INSTANCES_DEF #defines (CR_UNIT_<NAME> k).
+INSTANCES_SOURCE = "cuda/instances/instances.cu"
+INSTANCES_DEF = "cuda/instances/instances.def"
+OBJECTS_DIR = "build/cuda-objects"
 DEFAULT_ARCHS = "80;90"
 
 
@@ -58,6 +74,53 @@ def read_version() -> str:
 def rel_sources(pattern: str) -> list[str]:
     """Sorted paths relative to the project root (setuptools wants those)."""
     return sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob(pattern))
+
+
+def header_files() -> list[str]:
+    """Every header of csrc/ and cuda/ (its subfolders too)."""
+    return rel_sources("csrc/*.h") + [
+        name for suffix in HEADER_SUFFIXES
+        for name in rel_sources(f"{CUDA_DIR}/**/*.{suffix}")]
+
+
+def instance_units() -> list[tuple[str, int]]:
+    """(name, k) of each ``#define CR_UNIT_<NAME> k`` of instances.def, the
+    one list of the units instances.cu is compiled for."""
+    text = (ROOT / INSTANCES_DEF).read_text(encoding="utf-8")
+    units = [(name.lower(), int(k)) for name, k in re.findall(
+        r"^#define CR_UNIT_(\w+) (\d+)\s*$", text, re.M)]
+    numbers = [k for _, k in units]
+    if not units or sorted(numbers) != list(range(1, len(units) + 1)):
+        raise CompileError(
+            f"{INSTANCES_DEF} must #define its units CR_UNIT_<NAME> 1..n, "
+            f"one each; found {units}")
+    return units
+
+
+def dependencies(depfile: Path) -> list[Path] | None:
+    """The prerequisites a make rule of nvcc's -MD lists, or None if the
+    file is missing or holds no rule."""
+    try:
+        text = depfile.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    _, colon, rest = text.replace("\\\n", " ").partition(": ")
+    if not colon:
+        return None
+    return [ROOT / name.replace("\\ ", " ")
+            for name in re.split(r"(?<!\\)\s+", rest.strip()) if name]
+
+
+def up_to_date(obj: Path, depfile: Path) -> bool:
+    """Whether obj is newer than every file its dependency file lists."""
+    deps = dependencies(depfile)
+    if not deps or not obj.exists():
+        return False
+    built = obj.stat().st_mtime
+    try:
+        return all(dep.stat().st_mtime < built for dep in deps)
+    except OSError:  # a header gone: compile again
+        return False
 
 
 # ---------------------------------------------------------------------------
@@ -151,7 +214,7 @@ def spill_flags() -> list[str]:
 
 
 class CudaBuildExt(build_ext):
-    """build_ext that first compiles cuda/*.cu with nvcc."""
+    """build_ext that first compiles cuda/**/*.cu with nvcc."""
 
     def build_extensions(self) -> None:
         import numpy
@@ -164,9 +227,9 @@ class CudaBuildExt(build_ext):
               f"{';'.join(map(str, self.archs))}, cudart static from "
               f"{cudart_dir}", flush=True)
         for ext in self.extensions:
-            ext.include_dirs = [numpy.get_include(), str(ROOT / CUDA_DIR),
-                                str(self.cuda_home / "include")] \
-                + list(ext.include_dirs)
+            ext.include_dirs = [numpy.get_include()] \
+                + [str(ROOT / d) for d in INCLUDE_DIRS] \
+                + [str(self.cuda_home / "include")] + list(ext.include_dirs)
             ext.library_dirs = [str(cudart_dir)] + list(ext.library_dirs)
         super().build_extensions()
 
@@ -177,8 +240,7 @@ class CudaBuildExt(build_ext):
         # than the built extension: without the CUDA objects and the C
         # headers among them, a change to cuda/ or to a header alone left
         # the last build's extension in place (2026-11-26).
-        ext.depends = list(ext.depends) + objects + rel_sources(
-            "csrc/*.h") + rel_sources("cuda/*.h")
+        ext.depends = list(ext.depends) + objects + header_files()
         super().build_extension(ext)
 
     def nvcc_command(self) -> list[str]:
@@ -190,59 +252,88 @@ class CudaBuildExt(build_ext):
                 "-Xcompiler", "-fPIC", "-Xcompiler", "-Wall",
                 "-Xfatbin", "-compress-all",
                 "--expt-relaxed-constexpr", "-lineinfo",
-                "-I", str(ROOT / CUDA_DIR),
+                *[f"-I{ROOT / d}" for d in INCLUDE_DIRS],
                 *gencode_flags(self.archs), *spill_flags()]
 
-    def compile_cuda(self) -> list[str]:
-        """Compiles each cuda/*.cu to an object in build_temp, in parallel;
-        skips one whose object is newer than it and than every cuda/*.h,
-        cuda/*.cuh and cuda/*.def.  Returns the object paths."""
-        sources = sorted((ROOT / CUDA_DIR).glob("*.cu"))
-        if not sources:
-            return []
-        base = self.nvcc_command()
-        # The flags (and nvcc) are part of the object's directory name, so a
-        # change of CUDAREDUCE_CUDA_ARCHS or toolkit compiles afresh.
-        key = hashlib.sha256("\0".join(base).encode()).hexdigest()[:12]
-        out_dir = Path(self.build_temp).resolve() / f"nvcc-{key}"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        headers = [p for pat in ("*.h", "*.cuh", "*.def")
-                   for p in (ROOT / CUDA_DIR).glob(pat)]
-        newest_header = max((p.stat().st_mtime for p in headers), default=0.0)
-
+    def cuda_jobs(self, out_dir: Path) -> list[tuple[str, Path, list[str]]]:
+        """(what, object, the source and its own flags) of each object:
+        cuda/**/*.cu each, instances.cu once per unit."""
         jobs = []
-        objects = []
-        for src in sources:
-            obj = out_dir / (src.stem + ".o")
-            objects.append(str(obj))
-            if (not self.force and obj.exists()
-                    and obj.stat().st_mtime > max(src.stat().st_mtime,
-                                                  newest_header)):
+        for src in sorted((ROOT / CUDA_DIR).glob("**/*.cu")):
+            rel = src.relative_to(ROOT).as_posix()
+            stem = out_dir / src.relative_to(ROOT / CUDA_DIR).with_suffix("")
+            if rel != INSTANCES_SOURCE:
+                jobs.append((rel, stem.with_suffix(".o"), [str(src)]))
                 continue
-            jobs.append((src, obj, base + ["-c", str(src), "-o", str(obj)]))
+            for name, k in instance_units():
+                jobs.append((f"{rel} (CR_UNIT={k}, {name})",
+                             stem.parent / f"instances_{name}.o",
+                             [f"-DCR_UNIT={k}", str(src)]))
+        return jobs
+
+    def objects_key(self, base: list[str]) -> str:
+        """A hash of nvcc's flags and version: a change of either (of
+        CUDAREDUCE_CUDA_ARCHS, CUDAREDUCE_WARN_SPILLS or the toolkit)
+        compiles into a folder of its own."""
+        version = subprocess.run([str(self.nvcc), "--version"],
+                                 stdout=subprocess.PIPE, text=True).stdout
+        return hashlib.sha256("\0".join(base + [version]).encode()) \
+            .hexdigest()[:12]
+
+    def compile_cuda(self) -> list[str]:
+        """Compiles each CUDA object into build/cuda-objects/<key>/ (in
+        the source tree, so that it outlives pip's temporary build_temp),
+        in parallel, printing a line as each starts; skips one that is
+        newer than its source and every header its dependency file (nvcc
+        -MD) lists.  Returns the object paths."""
+        base = self.nvcc_command()
+        out_dir = ROOT / OBJECTS_DIR / self.objects_key(base)
+        jobs = self.cuda_jobs(out_dir)
         if not jobs:
-            print("cudareduce: CUDA objects up to date", flush=True)
+            return []
+        objects = [str(obj) for _, obj, _ in jobs]
+        todo = [(what, obj, args) for what, obj, args in jobs
+                if self.force or not up_to_date(obj, obj.with_suffix(".d"))]
+        if not todo:
+            print(f"cudareduce: CUDA objects up to date ({len(jobs)} in "
+                  f"{out_dir.relative_to(ROOT)})", flush=True)
             return objects
+        workers = max(1, min(len(todo), os.cpu_count() or 1))
+        print(f"cudareduce: nvcc compiling {len(todo)} of {len(jobs)} CUDA "
+              f"objects into {out_dir.relative_to(ROOT)}, {workers} at a "
+              f"time: " + shlex.join(base), flush=True)
+        started = iter(range(1, len(todo) + 1))
 
         def run(job):
-            src, obj, cmd = job
-            print("nvcc: " + shlex.join(cmd), flush=True)
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE,
+            what, obj, args = job
+            obj.parent.mkdir(parents=True, exist_ok=True)
+            # Written under temporary names, then renamed: an object cut
+            # short (a killed build) never looks up to date.
+            tmp_obj = obj.with_name(f"{obj.name}.{os.getpid()}.tmp")
+            tmp_dep = obj.with_name(f"{obj.stem}.d.{os.getpid()}.tmp")
+            cmd = base + ["-MD", "-MF", str(tmp_dep), "-c", *args,
+                          "-o", str(tmp_obj)]
+            print(f"cudareduce: compiling [{next(started)}/{len(todo)}] "
+                  f"{what}", flush=True)
+            proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)
-            if proc.returncode != 0:
-                obj.unlink(missing_ok=True)
-            return src, proc.returncode, proc.stdout
+            if proc.returncode == 0:
+                os.replace(tmp_dep, obj.with_suffix(".d"))
+                os.replace(tmp_obj, obj)
+            else:
+                tmp_obj.unlink(missing_ok=True)
+                tmp_dep.unlink(missing_ok=True)
+            return what, proc.returncode, proc.stdout
 
-        workers = max(1, min(len(jobs), os.cpu_count() or 1))
         failed = []
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            for src, rc, output in pool.map(run, jobs):
+            for what, rc, output in pool.map(run, todo):
                 if output.strip():
                     sys.stdout.write(output if output.endswith("\n")
                                      else output + "\n")
                     sys.stdout.flush()
                 if rc != 0:
-                    failed.append(f"{src.relative_to(ROOT)} (exit {rc})")
+                    failed.append(f"{what} (exit {rc})")
         if failed:
             raise CompileError("nvcc failed on " + ", ".join(failed))
         return objects
@@ -250,7 +341,7 @@ class CudaBuildExt(build_ext):
 
 ext = Extension(
     "cudareduce._cudareduce",
-    sources=rel_sources("csrc/*.c") + rel_sources("cuda/*.c"),
+    sources=rel_sources("csrc/*.c") + rel_sources(f"{CUDA_DIR}/**/*.c"),
     extra_compile_args=["-std=c11", "-Wall", "-Wextra",
                         "-Wno-unused-parameter"],
     # cudart static, then what it needs; the C++ runtime for the nvcc objects.

@@ -9,8 +9,10 @@ Usage: check_sdist.py SDIST [--repo DIR] [--wheel WHEEL]
   recorded runs of docs/recorded/, the rendered figures), which the sdist
   must not hold.
 - Every ``#include "..."`` of every C, CUDA and header file in the sdist
-  resolves inside it: next to the including file, or in cuda/ or csrc/
-  (the include directories setup.py gives the compilers).
+  resolves inside it: next to the including file, or in one of the
+  include directories setup.py gives the compilers (its ``INCLUDE_DIRS``,
+  read from the sdist's setup.py: cuda/include, then cuda/, whose
+  subfolders' headers are named from there, "memory/pool.cuh").
 - Every import of a sibling module by a file in tests/ resolves in tests/.
 - With ``--wheel``: the wheel built from the sdist holds every module of
   the package (``cudareduce/**/*.py``), subpackages included, which
@@ -32,7 +34,6 @@ from pathlib import Path, PurePosixPath
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SOURCE_SUFFIXES = {".c", ".h", ".cu", ".cuh", ".def"}
-INCLUDE_DIRS = ("cuda", "csrc")
 PACKAGE = "cudareduce"
 
 
@@ -64,7 +65,30 @@ def missing_tracked(files: dict, tracked: list[str]) -> list[str]:
          for name in sorted(files) if repository_only(name)]
 
 
+def include_dirs(files: dict) -> tuple[str, ...]:
+    """setup.py's INCLUDE_DIRS, the -I folders of every compile, as the
+    sdist's setup.py assigns them (a tuple or list of strings)."""
+    source = files.get("setup.py")
+    if source is not None:
+        for node in ast.parse(source).body:
+            if (isinstance(node, ast.Assign)
+                    and any(isinstance(target, ast.Name)
+                            and target.id == "INCLUDE_DIRS"
+                            for target in node.targets)):
+                dirs = ast.literal_eval(node.value)
+                if (isinstance(dirs, (tuple, list)) and dirs
+                        and all(isinstance(d, str) for d in dirs)):
+                    return tuple(dirs)
+    raise ValueError("the sdist's setup.py assigns no INCLUDE_DIRS = "
+                     "(\"dir\", ...), the include directories its #includes "
+                     "are resolved in")
+
+
 def unresolved_includes(files: dict) -> list[str]:
+    try:
+        dirs = include_dirs(files)
+    except ValueError as error:
+        return [str(error)]
     problems = []
     for name, content in sorted(files.items()):
         if PurePosixPath(name).suffix not in SOURCE_SUFFIXES:
@@ -72,7 +96,7 @@ def unresolved_includes(files: dict) -> list[str]:
         here = PurePosixPath(name).parent
         for header in INCLUDE.findall(content.decode(errors="replace")):
             candidates = [here / header] + [PurePosixPath(d) / header
-                                            for d in INCLUDE_DIRS]
+                                            for d in dirs]
             if not any(str(c) in files for c in candidates):
                 problems.append(f"{name}: #include \"{header}\" is not in "
                                 f"the sdist")

@@ -96,7 +96,7 @@ CAST_TARGETS = tuple(np.dtype(d) for d in (
     np.bool_, np.float16, np.float32, np.float64, np.int32, np.int64,
     np.uint64, np.complex64, np.complex128))
 CAST_SIZE = 4097
-# The host ring's chunk (cuda/host_ring.cu) and an int64 array of two
+# The host ring's chunk (cuda/memory/host_ring.cu) and an int64 array of two
 # chunks and a tail: a fault is injected at chunks 0, 1 and 2.
 RING_CHUNK_BYTES = 16 << 20
 FAULT_ELEMENTS = (2 * RING_CHUNK_BYTES + 4096 + 8) // 8

@@ -1,4 +1,5 @@
-/* dtype_rules.c: the dtypes the kernels take (cuda/types.def's rows), and
+/* dtype_rules.c: the dtypes the kernels take (the rows of
+ * cuda/include/types.def), and
  * NumPy's rules for the dtypes of a reduction. */
 #include "extension.h"
 
@@ -6,7 +7,7 @@
  * known before (crpy_descr). */
 #define NPY_BFLOAT16 NPY_NOTYPE
 
-/* cuda/types.def's rows, with NumPy's typenum of each. */
+/* cuda/include/types.def's rows, with NumPy's typenum of each. */
 #define DTYPE_ROW(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax) \
     {#name, kind, (bits) / 8, NPY_##NAME, CR_TYPE_##NAME},
 static const crpy_dtype dtype_table[CR_TYPE_COUNT] = {CR_TYPES(DTYPE_ROW)};

@@ -38,7 +38,7 @@
 
 /* --- dtype_rules.c ------------------------------------------------------ */
 
-/* A dtype the kernels take (a row of cuda/types.def). */
+/* A dtype the kernels take (a row of cuda/include/types.def). */
 typedef struct {
     const char *name;
     char kind;

@@ -163,7 +163,7 @@ reduce_extremes(const cr_request *request, double *low, double *high)
 }
 
 /* The floats the convert of an integer cast takes without raising NumPy's
- * invalid flag (numpy_cast in cuda/operators.cuh) lie strictly between
+ * invalid flag (numpy_cast in cuda/kernels/casts.cuh) lie strictly between
  * *below and *above: those whose truncation fits int32 or int64, or for
  * uint64 what NumPy's two-step convert takes.  Below -2^63 the next double
  * is -2^63 - 2048. */

@@ -9,7 +9,7 @@
 
 #include "check.cuh"
 #include "dispatch.cuh"
-#include "pool.cuh"
+#include "memory/pool.cuh"
 #include "runners.cuh"
 
 struct cr_dispatch_entry {
@@ -33,7 +33,7 @@ struct cr_dispatch_entry {
 #define CR_SHARED_INSTANCE CR_INSTANCE
 
 static const cr_dispatch_entry dispatch_table[] = {
-#include "instances.def"
+#include "instances/instances.def"
 };
 
 #undef CR_INSTANCE

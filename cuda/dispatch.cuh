@@ -12,7 +12,7 @@
 
 #include "cudareduce.h"
 #include "gather.cuh"
-#include "workspace.cuh"
+#include "memory/workspace.cuh"
 
 /* One row of instances.def: the typed runners of an (element,
  * accumulator, operator). */

@@ -9,7 +9,8 @@
 
 #include "check.cuh"
 #include "gather.cuh"
-#include "operators.cuh"
+#include "kernels/casts.cuh"
+#include "kernels/values.cuh"
 
 /* The layout by value: kernel parameters live in constant memory. */
 struct gather_layout {

@@ -244,7 +244,7 @@ cr_result_value_type(cr_type acc, cr_op op)
 }
 
 /* The convert NumPy's cast of a float into an integer result goes
- * through, on x86-64 (numpy_cast in operators.cuh): 32-bit signed for the
+ * through, on x86-64 (numpy_cast in casts.cuh): 32-bit signed for the
  * types it holds, 64-bit signed for uint32 and int64, and its own
  * sequence for uint64. */
 static cr_type

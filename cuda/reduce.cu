@@ -8,11 +8,11 @@
 #include "check.cuh"
 #include "dispatch.cuh"
 #include "gather.cuh"
-#include "host_path.cuh"
-#include "host_ring.cuh"
-#include "pool.cuh"
+#include "host/host_path.cuh"
+#include "memory/host_ring.cuh"
+#include "memory/pool.cuh"
+#include "memory/workspace.cuh"
 #include "store.cuh"
-#include "workspace.cuh"
 
 /* The device whose memory `pointer` is (-1 for managed memory, which
  * any device reads).  A host pointer would fault in the kernel, and a

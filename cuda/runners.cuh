@@ -7,8 +7,8 @@
  * (allocation, copies, streams) works on bytes, so one instance per
  * combination is all the typing the library needs.  They are declared here
  * with type-erased signatures, defined in runners_impl.cuh and
- * instantiated explicitly in the instances_*.cu files, which compile in
- * parallel.
+ * instantiated explicitly by instances.cu, compiled once per unit of
+ * instances.def, the units in parallel.
  */
 #ifndef CUDAREDUCE_RUNNERS_CUH
 #define CUDAREDUCE_RUNNERS_CUH
@@ -22,7 +22,11 @@
 
 #include "check.cuh"
 #include "cudareduce.h"
-#include "operators.cuh"
+/* The types instances.def's rows name: operators, skipping_nan,
+ * unsigned_bits. */
+#include "kernels/casts.cuh"
+#include "kernels/operators.cuh"
+#include "kernels/values.cuh"
 
 /* Launches every pass of `plan` on `stream`: pass 0 reads the elements at
  * `in`, later passes re-reduce the partials in `workspace` (room for

@@ -11,7 +11,8 @@
 #include <cstring>
 
 #include "check.cuh"
-#include "operators.cuh"
+#include "kernels/results.cuh"
+#include "kernels/values.cuh"
 #include "store.cuh"
 
 /* A value of any element type, by kind: NumPy's casts go through these. */

@@ -21,8 +21,8 @@ current (PyTorch refuses otherwise), and a device it names that the
 machine lacks is a ValueError.
 
 Host arrays go to the current device.  The fast method's workspaces and
-the host rings are kept per device (``cuda/kept_list.cuh``), created on a
-device's first use.
+the host rings are kept per device (``cuda/memory/kept_list.cuh``), created
+on a device's first use.
 """
 from __future__ import annotations
 

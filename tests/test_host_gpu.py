@@ -1,10 +1,11 @@
 """Host arrays through the pinned ring (issue 7), on the GPU.
 
 The ring's sizes are read from the environment when the library creates it
-(cuda/host_ring.cuh), so each test runs its checks in a fresh interpreter
-with a small ring (1 MiB chunks, 2 slots), so that chunk boundaries fall
-at sizes a test can afford.  The checks live in ``host_checks.py`` beside this file;
-a crash there fails the test, not the run.
+(cuda/memory/host_ring.cuh), so each test runs its checks in a fresh
+interpreter with a small ring (1 MiB chunks, 2 slots), so that chunk
+boundaries fall at sizes a test can afford.  The checks live in
+``host_checks.py`` beside this file; a crash there fails the test, not the
+run.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def test_host_ring(case, session_seed):
     "defaults", "threads_default", "idle",
     pytest.param("mid_stream_failure", marks=WHOLE_GPU)])
 def test_default_ring(case, session_seed):
-    # The documented defaults (cuda/host_ring.cuh).
+    # The documented defaults (cuda/memory/host_ring.cuh).
     out = run_checks(case, session_seed, env={k: "" for k in RING_ENV})
     assert "ok" in out.split()
 

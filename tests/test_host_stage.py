@@ -1,4 +1,4 @@
-"""The staging copy of host arrays (cuda/host_stage.c), without a GPU.
+"""The staging copy of host arrays (cuda/host/host_stage.c), without a GPU.
 
 The staging threads hand pieces of each chunk around through atomics; a
 mistake there copies a piece twice, skips one, or reads a job while the
@@ -19,8 +19,11 @@ from support.c_build import c_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "tests" / "support" / "c" / "stage_check.c",
-           ROOT / "cuda" / "host_stage.c", ROOT / "cuda" / "plan.c",
+           ROOT / "cuda" / "host" / "host_stage.c", ROOT / "cuda" / "plan.c",
            ROOT / "cuda" / "fail.c"]
+# setup.py's include directories: the public headers, then cuda/, whose
+# subfolders' headers are named from there ("host/host_stage.h").
+INCLUDES = [f"-I{ROOT / 'cuda' / 'include'}", f"-I{ROOT / 'cuda'}"]
 BUILDS = {
     "plain": ["-O2"],
     "thread-sanitizer": ["-O1", "-g", "-fsanitize=thread"],
@@ -31,7 +34,7 @@ BUILDS = {
 def test_staging_copies_every_element_once(build, tmp_path):
     program = tmp_path / f"stage_check_{build.replace('-', '_')}"
     compile_command = [c_compiler(), "-std=gnu11", "-Wall", "-Werror",
-                       *BUILDS[build], f"-I{ROOT / 'cuda'}",
+                       *BUILDS[build], *INCLUDES,
                        *map(str, SOURCES), "-o", str(program), "-lpthread"]
     built = subprocess.run(compile_command, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr

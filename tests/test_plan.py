@@ -4,10 +4,10 @@ A plan is checked two ways:
 
 - against the specification's formulas for every pass (the chain of passes,
   blocks per method, the most elements one thread loads, shared memory);
-- against a replay of the kernels' index arithmetic (cuda/ladder.cuh): for
-  passes small enough, every thread's loads are enumerated, and every element
-  must be loaded exactly once and the busiest thread must load exactly
-  ``items_per_thread`` elements.
+- against a replay of the kernels' index arithmetic
+  (cuda/kernels/ladder.cuh): for passes small enough, every thread's loads
+  are enumerated, and every element must be loaded exactly once and the
+  busiest thread must load exactly ``items_per_thread`` elements.
 
 A checker that cannot fail would be worthless, so
 ``test_checker_rejects_broken_plans`` feeds it plans with one field off.
@@ -216,8 +216,8 @@ def fast_vector(dtype) -> int:
 
 def replay_fast_loads(n: int, blocks: int, threads: int, vec: int,
                       head: int):
-    """Replays reduce_fast's loads (cuda/fast.cuh) for data whose first
-    16-byte boundary is `head` elements in.
+    """Replays reduce_fast's loads (cuda/kernels/fast.cuh) for data whose
+    first 16-byte boundary is `head` elements in.
 
     Global thread ``g`` of ``T = blocks * threads`` loads element ``g`` of
     the head (``g < head``), element ``g`` of the tail after the last whole

@@ -245,10 +245,11 @@ print("REPORT " + json.dumps(report))
 
 @pytest.mark.whole_gpu
 def test_a_big_buffer_goes_back_to_the_driver(cupy):
-    """cudareduce's memory pools keep 64 MiB between calls (cuda/pool.cuh),
-    not what a big call took: after the 1 GiB gather buffer of a strided
-    view (every method) and a synchronisation, the device has as much
-    free as before, less those 64 MiB (and the pool's 2 MiB grain)."""
+    """cudareduce's memory pools keep 64 MiB between calls
+    (cuda/memory/pool.cuh), not what a big call took: after the 1 GiB
+    gather buffer of a strided view (every method) and a synchronisation,
+    the device has as much free as before, less those 64 MiB (and the
+    pool's 2 MiB grain)."""
     rt = cupy.cuda.runtime
     x = cupy.ones(1 << 29, cupy.float32)[::2]
     for method in cudareduce.methods():

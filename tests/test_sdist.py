@@ -15,11 +15,16 @@ check_sdist = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(check_sdist)
 
 COMPLETE = {
+    "setup.py": b'INCLUDE_DIRS = ("cuda/include", "cuda")\n',
     "csrc/module.c": b'#include "extension.h"\n#include <Python.h>\n',
     "csrc/extension.h": b'#include "cudareduce.h"\n',
-    "cuda/cudareduce.h": b"",
-    "cuda/reduce.cu": b'#include "instances.def"\n',
-    "cuda/instances.def": b"",
+    "cuda/include/cudareduce.h": b'#include "types.def"\n',
+    "cuda/include/types.def": b"",
+    "cuda/reduce.cu": b'#include "instances/instances.def"\n',
+    "cuda/instances/instances.def": b"",
+    "cuda/kernels/fast.cuh": b'#include "kernels/ladder.cuh"\n'
+                             b'#include "cudareduce.h"\n',
+    "cuda/kernels/ladder.cuh": b"",
     "tests/test_a.py": b"import numpy\nfrom support.api_contract import X\n",
     "tests/support/api_contract.py": b"X = 1\n",
 }
@@ -64,9 +69,35 @@ def test_a_missing_test_helper_is_reported(tmp_path):
 
 
 def test_an_include_found_in_an_include_directory_resolves(tmp_path):
-    # csrc/extension.h includes cuda/cudareduce.h through -I cuda.
+    # csrc/extension.h includes cuda/include/cudareduce.h through
+    # -I cuda/include, cuda/kernels/fast.cuh kernels/ladder.cuh through
+    # -I cuda.
     assert check_sdist.unresolved_includes(
         check_sdist.sdist_files(sdist(tmp_path, COMPLETE))) == []
+
+
+def test_an_include_outside_the_include_directories_is_reported(tmp_path):
+    # Without -I cuda, "kernels/ladder.cuh" from cuda/kernels/ is not found
+    # (cuda/kernels/kernels/ladder.cuh); cuda/reduce.cu's
+    # "instances/instances.def" still is, next to it.
+    files = {**COMPLETE, "setup.py": b'INCLUDE_DIRS = ("cuda/include",)\n'}
+    assert check_sdist.unresolved_includes(
+        check_sdist.sdist_files(sdist(tmp_path, files))) == [
+        'cuda/kernels/fast.cuh: #include "kernels/ladder.cuh" is not in the '
+        'sdist']
+
+
+def test_a_setup_py_without_include_dirs_is_reported(tmp_path):
+    files = {**COMPLETE, "setup.py": b"ROOT = 1\n"}
+    [problem] = check_sdist.unresolved_includes(
+        check_sdist.sdist_files(sdist(tmp_path, files)))
+    assert "assigns no INCLUDE_DIRS" in problem
+
+
+def test_the_include_directories_are_setup_pys():
+    setup = (ROOT / "setup.py").read_bytes()
+    assert check_sdist.include_dirs({"setup.py": setup}) == (
+        "cuda/include", "cuda")
 
 
 def test_a_subpackage_missing_from_the_wheel_is_reported(tmp_path):

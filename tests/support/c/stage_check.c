@@ -1,4 +1,4 @@
-/* stage_check.c: the staging copy of cuda/host_stage.c, without a GPU.
+/* stage_check.c: the staging copy of cuda/host/host_stage.c, without a GPU.
  *
  * Copies parts of a host array through cr_stager_copy with several pool
  * sizes, contiguous and strided (2-D and 3-D views, starting mid-row), and
@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "cudareduce.h"
-#include "host_stage.h"
+#include "host/host_stage.h"
 
 /* 4 MiB of int32: 32 pieces of 128 KiB. */
 #define N ((int64_t)1 << 20)

@@ -28,8 +28,9 @@
 #include <cstring>
 
 #include "cudareduce.h"
-#include "flagged_words.cuh"
-#include "operators.cuh"
+#include "kernels/casts.cuh"
+#include "kernels/flagged_words.cuh"
+#include "kernels/results.cuh"
 #include "tuning.h"
 
 /* v of the lane `offset` above.  Types narrower than int travel through

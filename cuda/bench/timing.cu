@@ -7,7 +7,7 @@
 #include "check.cuh"
 #include "cudareduce_timing.h"
 #include "dispatch.cuh"
-#include "pool.cuh"
+#include "memory/pool.cuh"
 #include "tuning.h"
 
 /* Events of one sample: its start, one after each timed pass, its end. */

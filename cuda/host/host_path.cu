@@ -5,9 +5,9 @@
 #include "check.cuh"
 #include "cudareduce_testing.h"
 #include "gather.cuh"
-#include "host_path.cuh"
-#include "host_ring.cuh"
-#include "pool.cuh"
+#include "host/host_path.cuh"
+#include "memory/host_ring.cuh"
+#include "memory/pool.cuh"
 
 /* The chunk at which the next host reduction fails (cr_inject_host_fault),
  * or -1. */

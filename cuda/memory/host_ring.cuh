@@ -22,8 +22,8 @@
 #include <cuda_runtime.h>
 
 #include "cudareduce.h"
-#include "host_stage.h"
-#include "kept_list.cuh"
+#include "host/host_stage.h"
+#include "memory/kept_list.cuh"
 
 #define CR_RING_MAX_SLOTS 16
 

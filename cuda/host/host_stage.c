@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE             /* sched_getaffinity, CPU_COUNT */
 
-#include "host_stage.h"
+#include "host/host_stage.h"
 
 #include "fail.h"
 

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "operators.cuh"
+#include "kernels/casts.cuh"
 
 /* One byte array viewed as the accumulator type: `extern __shared__ Acc
  * s[]` would declare the same symbol with different types per instance. */

@@ -3,8 +3,8 @@
 #define CUDAREDUCE_WORKSPACE_CUH
 
 #include "cudareduce.h"
-#include "flagged_words.cuh"
-#include "kept_list.cuh"
+#include "kernels/flagged_words.cuh"
+#include "memory/kept_list.cuh"
 #include "tuning.h"
 
 /* One call's scratch on one device: the blocks' slots and the ticket

@@ -2,7 +2,7 @@
 #include <mutex>
 
 #include "check.cuh"
-#include "pool.cuh"
+#include "memory/pool.cuh"
 
 /* Devices a process may have: pools beyond are a CR_ERR_INVALID. */
 #define CR_MAX_DEVICES 64

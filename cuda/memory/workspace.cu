@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "tuning.h"
-#include "workspace.cuh"
+#include "memory/workspace.cuh"
 
 void
 cr_workspace_destroy(cr_workspace *workspace)

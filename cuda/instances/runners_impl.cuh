@@ -1,7 +1,7 @@
 /* runners_impl.cuh: the definitions of run_passes, run_fast and run_cub
  * (declared in runners.cuh), instantiated for the rows of instances.def.
- * Included by the instances_*.cu files only, each of which defines CR_UNIT:
- * the rows it compiles.
+ * Included by instances.cu only, which is compiled once per unit of
+ * instances.def with CR_UNIT defined: the rows it compiles.
  */
 #ifndef CUDAREDUCE_RUNNERS_IMPL_CUH
 #define CUDAREDUCE_RUNNERS_IMPL_CUH
@@ -10,8 +10,8 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-#include "fast.cuh"
-#include "ladder.cuh"
+#include "kernels/fast.cuh"
+#include "kernels/ladder.cuh"
 #include "runners.cuh"
 
 template <class T, class Acc>
@@ -271,8 +271,8 @@ done:
     return status;
 }
 
-/* Explicit instances: each instances_*.cu defines CR_UNIT and includes this
- * file, and the rows of instances.def in its unit are instantiated here;
+/* Explicit instances: instances.cu, compiled with -DCR_UNIT=k, includes
+ * this file, and the rows of instances.def in its unit are instantiated here;
  * a shared row's are another row's. */
 #define CR_INSTANCE(TYPE, ACC, OP, INSTANCES, T, Acc, Op)                  \
     template cr_status run_passes<T, Acc, Op, CR_##INSTANCES>(            \
@@ -289,6 +289,6 @@ done:
 
 #define CR_SHARED_INSTANCE(TYPE, ACC, OP, INSTANCES, T, Acc, Op)
 
-#include "instances.def"
+#include "instances/instances.def"
 
 #endif /* CUDAREDUCE_RUNNERS_IMPL_CUH */

@@ -1,7 +1,7 @@
 /* host_ring.cu: the free list of host rings (see host_ring.cuh). */
 #include <cstdlib>
 
-#include "host_ring.cuh"
+#include "memory/host_ring.cuh"
 
 /* An integer from the environment variable `name` within [low, high],
  * else `fallback`. */
