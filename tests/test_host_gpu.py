@@ -4,8 +4,9 @@ The ring's sizes are read from the environment when the library creates it
 (cuda/memory/host_ring.cuh), so each test runs its checks in a fresh
 interpreter with a small ring (1 MiB chunks, 2 slots), so that chunk
 boundaries fall at sizes a test can afford.  The checks live in
-``host_checks.py`` beside this file; a crash there fails the test, not the
-run.
+``support/host_checks.py``, run as the module ``support.host_checks`` with
+this folder on the path, as the suite imports its helpers; a crash there
+fails the test, not the run.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-CHECKS = Path(__file__).parent / "support" / "host_checks.py"
+TESTS = Path(__file__).parent
 RING_ENV = {"CUDAREDUCE_HOST_CHUNK_MB": "1", "CUDAREDUCE_HOST_BUFFERS": "2",
             "CUDAREDUCE_HOST_THREADS": "4"}
 
@@ -26,9 +27,12 @@ RING_ENV = {"CUDAREDUCE_HOST_CHUNK_MB": "1", "CUDAREDUCE_HOST_BUFFERS": "2",
 def run_checks(case: str, seed: int, env: dict | None = None,
                timeout: int = 600) -> str:
     environment = {**os.environ, **RING_ENV, **(env or {})}
-    done = subprocess.run([sys.executable, str(CHECKS), case, str(seed)],
-                          env=environment, capture_output=True, text=True,
-                          timeout=timeout)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(TESTS)] + [p for p in os.environ.get("PYTHONPATH", "").split(
+            os.pathsep) if p])
+    done = subprocess.run([sys.executable, "-m", "support.host_checks", case,
+                           str(seed)], env=environment, capture_output=True,
+                          text=True, timeout=timeout)
     assert done.returncode == 0, (
         f"{case} (seed {seed}) exit {done.returncode}\n"
         f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-4000:]}")

@@ -1,6 +1,6 @@
 """Checks of host arrays through the ring, run by test_host_gpu.py in a fresh
-interpreter: ``python host_checks.py CASE SEED``.  Prints ``ok`` on success;
-any failure raises (non-zero exit)."""
+interpreter: ``python -m support.host_checks CASE SEED``, tests/ on the
+path.  Prints ``ok`` on success; any failure raises (non-zero exit)."""
 from __future__ import annotations
 
 import os
