@@ -173,9 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     wheel = "" if args.wheel is None else \
         f"; {args.wheel.name} holds every module of {PACKAGE}"
+    shipped = [name for name in tracked if not repository_only(name)]
     print(f"check_sdist: OK: {args.sdist.name}: {len(files)} files, every "
-          f"one of the {len(tracked)} git tracks, every #include and test "
-          f"import resolved{wheel}")
+          f"one of the {len(shipped)} that git tracks and the repository "
+          f"does not keep to itself, every #include and test import "
+          f"resolved{wheel}")
     return 0
 
 
