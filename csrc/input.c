@@ -532,8 +532,7 @@ acquire_tensor_stream(PyObject *tensor, crpy_input *input)
  * ready on PyTorch's current stream of its device, which that interface
  * (torch/_tensor.py: version 2) does not name; strides only when it is not
  * contiguous; pointer 0 when empty), without building that dict, which
- * PyTorch builds in Python: 1.9 us a call on the H100 machine's host,
- * where the eight attributes read here take 0.9 (2026-11-24).  1 when
+ * PyTorch builds in Python, the slower way.  1 when
  * read; 0 when `obj` takes the interface's path, which raises what
  * PyTorch raises (not a plain torch.Tensor, not on a CUDA device,
  * requiring grad, not strided, a dtype the kernels do not take); -1 with
@@ -713,7 +712,7 @@ done:
  * current device current again after it: a producer exports a tensor of
  * its device, whose streams the consumer stream is one of, and PyTorch's
  * refuses to with another device current ("Can't export tensors on a
- * different CUDA device index", H100 x2, 2026-11-26), as CuPy's
+ * different CUDA device index": test_devices_gpu.py), as CuPy's
  * from_dlpack never has it.  Without a usable device there is none to
  * make current: the producer is asked all the same, its capsule checked,
  * and the reduction raises the no-device error. */
@@ -874,7 +873,7 @@ acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
  * 2, JAX's) and `obj` also speaks DLPack, which orders the producer's
  * pending work before the consumer's stream.  JAX's version-2 interface
  * does not wait for that work: a mean right after jax.device_put read
- * zeros (H100, 2026-11-25).  0 or 1; no exception. */
+ * zeros.  0 or 1; no exception. */
 static int
 waits_through_dlpack(PyObject *obj, PyObject *interface)
 {

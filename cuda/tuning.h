@@ -33,33 +33,26 @@ typedef char cr_counted_result_fits
 
 /* The fast method's threads per block when the caller names none, by the
  * input's bytes: 256 below CR_FAST_512_THREADS_BYTES, 512 below
- * CR_FAST_1024_THREADS_BYTES, 1024 from there.  On the H100, back to back
- * (2026-11-24, sum at 256/512/1024 threads): float32 2^18 (1 MiB) 3.84,
- * 3.90, 3.96 us; int8 2^21 (2 MiB) 4.48, 4.49, 5.26; float32 2^20 (4 MiB)
- * 4.80, 4.35, 4.42; float32 2^21 (8 MiB) 7.45, 6.85, 7.02; float64 2^21
- * (16 MiB) 10.76, 10.09, 9.90; float32 2^28 against cub 0.988x, 0.998x,
- * 1.003x (and 1024 at or above cub from 2^22 to 2^28 for float32,
- * float64, int32 and float16, sum, prod, min and nanmax alike; the runs:
- * docs/recorded/fast-threads-2026-11-24-h100.txt). */
+ * CR_FAST_1024_THREADS_BYTES, 1024 from there: the fastest of the three
+ * at each size on the H100, back to back, and 1024 at or above cub from
+ * 2^22 to 2^28 elements, where 256 fell 1% below it
+ * (docs/recorded/fast-threads-2026-11-24-h100.txt). */
 #define CR_FAST_512_THREADS_BYTES ((int64_t)4 << 20)
 #define CR_FAST_1024_THREADS_BYTES ((int64_t)16 << 20)
 
 /* The fast method: 16-byte loads, this many in flight per thread.  On
- * the H100 (256 threads, 8 blocks per SM, back to back, 2026-11-24), 2
- * against 4: int8 2^28 95.2 against 107.9 us, 2^26 28.7 against 31.5;
- * float16 2^20 4.55 against 4.78; float32 within 2 % from 2^20 to 2^28;
- * at 2^28, 1,024 threads (2026-11-25), complex sums equal, and argmin's
- * value and index spill: complex64 3,012 against 2,329 GB/s, complex128
- * argmax 3,043 against 1,015 (docs/recorded/complex-fast-cub-2026-11-25-
- * h100.txt). */
+ * the H100, 2 ran faster than 4 for int8 and float16 and within 2% of
+ * it for float32, and at 4 complex argmin's value and index spill
+ * (complex128 argmax 3,043 against 1,015 GB/s at 2^28:
+ * docs/recorded/complex-fast-cub-2026-11-25-h100.txt). */
 #define CR_FAST_UNROLL 2
 
 /* How long a call polls the mapped slot that the fast kernel writes its
  * result to before it blocks in cudaStreamSynchronize: longer than a
- * small call takes (n = 2^22 float32: 21.8 us a call on the H100, bench
- * --peers of 2026-11-24), so that polling saves those the synchronize
- * (8.8 against 10.2 us for an empty kernel), and short enough that a long
- * reduction does not keep a core spinning. */
+ * small call takes (n = 2^22 float32: 21.8 us a call on the H100,
+ * docs/recorded/peers-2026-11-24-h100.json), so that polling saves those
+ * the synchronize, and short enough that a long reduction does not keep
+ * a core spinning. */
 #define CR_POLL_SPIN_NS 50000
 
 /* The bench's stream-holding kernel gives up after this long, so that a

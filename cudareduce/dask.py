@@ -38,7 +38,7 @@ several workers, where they are blocks that one worker holds (a block not
 persisted there yet is a task of its own), so that no block moves between
 workers, only partials; on the threaded scheduler, partials of chunks on
 several GPUs are copied to one of them to be combined (both checked on
-two H100s, 2026-11-26: tests/test_dask_gpu.py, test_dask_cluster_gpu.py).
+two H100s: tests/test_dask_gpu.py, test_dask_cluster_gpu.py).
 
 :func:`reduce_array` is the one call of cudareduce on a chunk or on
 partials; the tests without a GPU replace it.
@@ -82,8 +82,8 @@ _INDEX_OPS = ("argmin", "argmax", "nanargmin", "nanargmax")
 #: a task of Dask's threaded scheduler costs 0.2-0.6 ms of the host's time,
 #: a chunk's reduction into a device out about 20 us (256 of them in a
 #: plain loop, 5.1 ms), so that 32 blocks a task spend more in the calls
-#: than in the task (H100 hosts, 2026-11-25: docs/recorded/dask-2026-11-25-
-#: h100.txt).
+#: than in the task (H100 hosts:
+#: docs/recorded/dask-2026-11-25-h100.txt).
 _BLOCKS_PER_TASK = 32
 
 
@@ -369,8 +369,8 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
     groups = _block_groups(x, group)
     if len(groups) == 1:
         # One task gives the value, with no tree: a task costs the
-        # threaded scheduler 0.2-0.6 ms (docs/recorded/dask-2026-11-25-
-        # h100.txt), a fifth of 8 GiB's reduction on an H100.
+        # threaded scheduler 0.2-0.6 ms, a fifth of 8 GiB's reduction on
+        # an H100 (docs/recorded/dask-2026-11-25-h100.txt).
         return _group_partials(x, chunk, combine, op in _INDEX_OPS, meta,
                                groups, final=True)
     partials = _group_partials(x, chunk, combine, op in _INDEX_OPS, meta,

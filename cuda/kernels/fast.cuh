@@ -12,9 +12,7 @@
  * in block order, clears the flags and the ticket for the next launch, and
  * writes the result.  That is one trip through L2 after the last block's
  * store, where a fence and an arrival counter at each block's end take
- * three: on the H100, back to back at 2^20 (256 threads, 4 loads in
- * flight, scratch sweep of 2026-11-24), float32 5.49 against 5.96 us,
- * int32 (two words a slot) 5.66 against 5.84.  A result for the host goes
+ * three.  A result for the host goes
  * to mapped memory as flagged words too, flagged with the launch's
  * `sequence`, which the host polls instead of synchronizing the stream;
  * a one-block grid then needs no fence at all (launch to result seen on
@@ -110,12 +108,10 @@ __device__ __forceinline__ Acc block_reduce(Acc v)
  * combined.  argmin's (an indexed accumulator) go through a tree of
  * Op::later, their indices counted in the vector, `first` added to the
  * winner's: no index is compared, and the small ones fold into the code.
- * On the H100 at 2^28, 1,024 threads (2026-11-24): a chain of full
- * combines took 50 registers a thread for int32, one block an SM, and ran
- * at 0.96x cub's speed (float32 2,924 GB/s against its sum's 3,101); the
- * tree takes 38, 32 with the launch bound of reduce_fast, and runs at
- * 1.07x (float32 3,040 GB/s against 3,099; int8 228 -> 143 us; the runs:
- * docs/recorded/index-ops-2026-11-24-h100.txt). */
+ * On the H100 at 2^28, 1,024 threads, a chain of full combines took 50
+ * registers a thread for int32, one block an SM, and ran at 0.96x cub's
+ * speed; the tree takes 32 with the launch bound of reduce_fast, and runs
+ * at 1.07x (docs/recorded/index-ops-2026-11-24-h100.txt). */
 template <class T, class Acc, class Op>
 __device__ __forceinline__ Acc combine_vector(const uint4 &bits,
                                               int64_t first)
@@ -200,8 +196,8 @@ collect_slot(unsigned long long *slot)
  * way; narrower ones 40 to 63 (no spill, ptxas for sm_90) where a
  * 256-thread instance may take 255: argmin of bool at 2^28 with 256
  * threads named ran 145.7 against 136.9 us, at its default 1,024 136.4
- * against 133.3 (H100, 2026-11-25: docs/recorded/build-2026-11-25-
- * 2core.txt, which also has the other operators, within noise).
+ * against 133.3 (H100: docs/recorded/build-2026-11-25-2core.txt, which
+ * also has the other operators, within noise).
  * Elements of 4 bytes or more: at most the registers that let
  * CR_THREADS_PER_SM threads run (32 a thread), which argmin's value and
  * index would pass otherwise (int32, 1,024 threads: 38 registers, one
@@ -217,11 +213,12 @@ inline constexpr bool fast_full_occupancy = sizeof(T) >= 4;
  * there and ran at 0.66x the float32 sum's GB/s (complex128 nanmin at
  * 2^28: 2,183 us against cub's 1,400); without the bound they took 36
  * to 47 registers, one block an SM, and min ran 1% slower than with it,
- * 0.99x cub (1,385 -> 1,403 us; H100, 2026-11-26: docs/recorded/
- * complex-2026-11-26-h100.txt).  With one, every such operator takes 32
- * registers and spills nothing (ptxas, sm_90), and runs at the floor's
- * speed: complex128 min at 2^28, back to back, 1,383 us against cub's
- * 1,393; nanmin 1.03x the float32 sum's GB/s (same record). */
+ * 0.99x cub (1,385 -> 1,403 us; H100:
+ * docs/recorded/complex-2026-11-26-h100.txt).  With one, every such
+ * operator takes 32 registers and spills nothing (ptxas, sm_90), and runs
+ * at the floor's speed: complex128 min at 2^28, back to back, 1,383 us
+ * against cub's 1,393; nanmin 1.03x the float32 sum's GB/s (same
+ * record). */
 template <class Acc>
 inline constexpr int fast_chains = sizeof(Acc) > 16 ? 1 : CR_FAST_UNROLL;
 

@@ -19,14 +19,15 @@
  * result whole, so none of its bytes may be padding that no store writes:
  * CUB's kernels, fast and fold_partials stored a float sum and its count
  * as two fields, and compute-sanitizer's initcheck reported the 4 bytes
- * between unwritten (12 errors, H100, 2026-11-24).  The constructors
+ * between unwritten.  The constructors
  * write these zeros, so every store covers the whole accumulator.
  *
  * Each accumulator below takes them in a partial specialisation for a
  * narrow V.  An empty [[no_unique_address]] member for a wide V would
  * have served both in one template, but nvcc 13.0's device code does not
  * honour it: PTX gave indexed<double> a 32-byte stride while sizeof said
- * 16, and the GPU suite faulted (1731 failures, H100, 2026-11-26). */
+ * 16, and the GPU suite faulted
+ * (docs/recorded/complex-2026-11-26-h100.txt). */
 template <class V, class W>
 struct zero_fill {
     unsigned char bytes[sizeof(W) - sizeof(V)];

@@ -6,7 +6,7 @@
  * synchronisation (its release threshold is 0), and the next call maps it
  * again: a sum of 2^20 float32 into a device out took 0.161 ms against
  * 0.024 ms with the default pool's threshold at 1 GiB, and cub's with the
- * result to the host 0.175 against 0.032 ms (H100, 2026-11-26:
+ * result to the host 0.175 against 0.032 ms (H100:
  * docs/recorded/out-cost-2026-11-26-h100.txt).  A pool of our own keeps
  * CR_POOL_KEPT_BYTES between calls, and leaves the default pool as the
  * process (CuPy's async allocator, other libraries) set it. */

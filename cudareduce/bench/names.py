@@ -45,7 +45,7 @@ DEFAULT_OP = "sum"
 #: a dtype a peer refuses.  CuPy has NumPy's every one, but its nanmin and
 #: nanmax wait for the device inside the call (to warn of an all-NaN
 #: input), so they cannot be queued behind the stream-holding kernel (the
-#: first try gave up after 10 s on the H100, 2026-11-24), and so does its
+#: first try gave up after 10 s on the H100), and so does its
 #: nanmean (``if _any(cnt == 0)``, to warn of an empty slice); its
 #: nanargmin and nanargmax do not wait (an all-NaN input gives an index
 #: out of range rather than NumPy's ValueError), so they are timed.
