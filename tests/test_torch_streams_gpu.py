@@ -19,6 +19,7 @@ works.
 """
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import textwrap
@@ -56,15 +57,10 @@ def side_values(rng, op: str) -> np.ndarray:
     return values
 
 
-class Subclass:
-    """Makes the subclass of torch.Tensor that the tests use, once."""
-    made = None
-
-    @classmethod
-    def of(cls, torch, tensor):
-        if cls.made is None:
-            cls.made = type("Subclass", (torch.Tensor,), {})
-        return tensor.as_subclass(cls.made)
+@functools.cache
+def tensor_subclass(torch):
+    """An empty subclass of torch.Tensor, made once."""
+    return type("Subclass", (torch.Tensor,), {})
 
 
 def view_of(kind: str, tensor, torch, cupy):
@@ -72,7 +68,7 @@ def view_of(kind: str, tensor, torch, cupy):
     if kind == "tensor":
         return tensor
     if kind == "subclass":
-        return Subclass.of(torch, tensor)
+        return tensor.as_subclass(tensor_subclass(torch))
     if kind == "cupy-view":
         return cupy.asarray(tensor)
     assert kind == "cupy-dlpack-view", kind
@@ -164,11 +160,9 @@ def test_cupy_view_result_comes_before_cupy_s_later_work(torch, cupy, rng,
         f"got {got}: CuPy's stream did not wait for the result {seed_note}")
 
 
-def test_default_stream_tensor_is_not_waited_for_by_the_side_stream(
-        torch, rng, seed_note):
-    """The rule, not a wait for everything: outside torch.cuda.stream a
-    tensor is reduced on PyTorch's default stream (the legacy one), after
-    PyTorch's work there."""
+def test_tensor_written_on_the_default_stream(torch, rng, seed_note):
+    """Outside torch.cuda.stream a tensor is reduced on PyTorch's default
+    stream (the legacy one), after PyTorch's work there."""
     host = side_values(rng, "sum")
     values = torch.from_numpy(host).cuda()
     x = torch.zeros_like(values)
