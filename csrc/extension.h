@@ -10,7 +10,8 @@
  * numpy_result.c: cr_reduce's value as NumPy's scalar, with NumPy's
  *                 floating-point warnings.
  * reduce.c: reduce(): its arguments, the request for cuda/, and out=.
- * facts.c: plan, block_sizes, reduction_dtypes, methods, device_info.
+ * facts.c: plan, block_sizes, reduction_dtypes, methods, device_info,
+ *          OPERATOR_FACTS.
  * bench.c: the bench's timers and stream holders, the tests' fault hook.
  * module.c: the module: its state, method table, exec, traverse, clear.
  *
@@ -116,11 +117,17 @@ const crpy_operator *crpy_operator_named(PyObject *name);
  * names one and the input is not a float, else `op`. */
 const crpy_operator *crpy_operator_for(const crpy_operator *op,
                                        const crpy_dtype *input);
+/* The operator that reduces elements which cannot be NaN (integers,
+ * bool) as `op` does: `op` where its kernel operator skips no NaN; else
+ * its others_as, else the row of its kernel operator's form without NaN
+ * with its dtype rules (nansum's sum, nanargmin's argmin). */
+const crpy_operator *crpy_operator_without_nan(const crpy_operator *op);
 /* The sum's row (the plan reports a sum's). */
 const crpy_operator *crpy_sum_operator(void);
-/* The operators, in the table's order: how many, and the name of each
- * (OPERATORS). */
+/* The operators, in the table's order: how many, the row at `index` and
+ * the name of each (OPERATORS). */
 Py_ssize_t crpy_operator_count(void);
+const crpy_operator *crpy_operator_at(Py_ssize_t index);
 const char *crpy_operator_name(Py_ssize_t index);
 
 /* The dtypes of `op` over `input`, NumPy's, with `requested` (a dtype=
@@ -316,6 +323,10 @@ PyObject *crpy_reduction_dtypes(PyObject *module, PyObject *args,
                                 PyObject *kwargs);
 PyObject *crpy_methods(PyObject *module, PyObject *ignored);
 PyObject *crpy_device_info(PyObject *module, PyObject *ignored);
+/* OPERATOR_FACTS: a read-only mapping of each operator's name to its
+ * facts (a cudareduce.OperatorFacts), from its row and its kernel
+ * operator's (CR_OPS); a new reference, or NULL with an exception. */
+PyObject *crpy_operator_facts(void);
 
 /* --- bench.c ------------------------------------------------------------ */
 

@@ -2,7 +2,10 @@
  *
  * plan (the launch passes), block_sizes, reduction_dtypes, methods and
  * device_info: answers from cuda/'s tables and the device, parsed as
- * reduce() parses its arguments (reduce.c). */
+ * reduce() parses its arguments (reduce.c); OPERATOR_FACTS: each
+ * operator's row (operators.c) and its kernel operator's (CR_OPS), for
+ * the Python modules that reduce by them (dask.py, _masked.py, the
+ * bench's data). */
 #include "extension.h"
 
 PyObject *
@@ -243,4 +246,109 @@ crpy_device_info(PyObject *module, PyObject *Py_UNUSED(ignored))
         "driver_version", info.driver_version,
         "runtime_version", info.runtime_version,
         "cccl_version", info.cccl_version);
+}
+
+/* CR_OPS' names, by cr_op: a kernel operator as OPERATOR_FACTS names it. */
+#define KERNEL_OP_NAME(NAME, ACCUMULATOR, WITHOUT_NAN, IDENTITY, RESULT)   \
+    #NAME,
+static const char *const kernel_op_names[CR_OP_COUNT] = {
+    CR_OPS(KERNEL_OP_NAME)
+};
+#undef KERNEL_OP_NAME
+
+static PyStructSequence_Field operator_facts_fields[] = {
+    {"kernel_op", "the kernel operator, as CR_OPS names it ('SUM', "
+                  "'NANMIN', 'ARGMIN', ...)"},
+    {"without_nan", "the operator that reduces elements which cannot be "
+                    "NaN (integers, bool) as this one does: nansum's "
+                    "'sum', nanmean's 'mean'; itself where it skips none"},
+    {"takes_dtype", "whether it takes dtype="},
+    {"skips_nan", "whether its kernel operator skips NaN elements"},
+    {"identity", "its kernel operator's empty reduction, 0 or 1 (what a "
+                 "NaN-skipping sum or product puts for a NaN); None where "
+                 "an empty reduction has no result"},
+    {"empty_error", "NumPy's ValueError of an empty input, None where it "
+                    "has a result"},
+    {"gives_index", "whether the result is an element's C-order index"},
+    {"counts", "whether the kernels count the elements they reduce "
+               "(nanmean's numbers)"},
+    {"divides_by_count", "whether the result is the reduction over a "
+                         "count (a mean)"},
+    {"selects_element", "whether the result is one of the elements or its "
+                        "index (no floating-point warning can arise)"},
+    {NULL, NULL}
+};
+
+static PyStructSequence_Desc operator_facts_desc = {
+    .name = "cudareduce.OperatorFacts",
+    .doc = "An operator's facts, as the extension's rows hold them.",
+    .fields = operator_facts_fields,
+    .n_in_sequence = sizeof(operator_facts_fields)
+                     / sizeof(operator_facts_fields[0]) - 1,
+};
+
+/* The facts of `op`, an instance of `type`; NULL with an exception. */
+static PyObject *
+operator_facts_of(PyTypeObject *type, const crpy_operator *op)
+{
+    const cr_op kernel = op->kernel_op;
+    int identity;
+    PyObject *facts = PyStructSequence_New(type);
+    PyObject *items[] = {
+        PyUnicode_FromString(kernel_op_names[kernel]),
+        PyUnicode_FromString(crpy_operator_without_nan(op)->name),
+        PyBool_FromLong(op->takes_dtype),
+        PyBool_FromLong(cr_op_skips_nan(kernel)),
+        cr_op_identity(kernel, &identity) ? PyLong_FromLong(identity)
+                                          : Py_NewRef(Py_None),
+        op->empty_error != NULL ? PyUnicode_FromString(op->empty_error)
+                                : Py_NewRef(Py_None),
+        PyBool_FromLong(cr_op_gives_index(kernel)),
+        PyBool_FromLong(cr_op_counts(kernel)),
+        PyBool_FromLong(op->divides_by_count),
+        PyBool_FromLong(op->selects_element),
+    };
+    const Py_ssize_t count = sizeof(items) / sizeof(items[0]);
+    int failed = facts == NULL;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        failed |= items[k] == NULL;
+        if (facts != NULL) {
+            PyStructSequence_SetItem(facts, k, items[k]);   /* steals */
+        }
+        else {
+            Py_XDECREF(items[k]);
+        }
+    }
+    if (failed) {
+        Py_XDECREF(facts);
+        return NULL;
+    }
+    return facts;
+}
+
+PyObject *
+crpy_operator_facts(void)
+{
+    PyObject *facts = PyDict_New();
+    PyObject *view = NULL;
+    PyTypeObject *type = PyStructSequence_NewType(&operator_facts_desc);
+    for (Py_ssize_t o = 0; facts != NULL && type != NULL
+                           && o < crpy_operator_count(); o++) {
+        const crpy_operator *op = crpy_operator_at(o);
+        PyObject *item = operator_facts_of(type, op);
+        if (item == NULL
+            || PyDict_SetItemString(facts, op->name, item) < 0) {
+            Py_XDECREF(item);
+            goto done;
+        }
+        Py_DECREF(item);
+    }
+    if (facts != NULL && type != NULL) {
+        view = PyDictProxy_New(facts);
+    }
+
+done:
+    Py_XDECREF((PyObject *)type);
+    Py_XDECREF(facts);
+    return view;
 }

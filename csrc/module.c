@@ -200,7 +200,13 @@ cudareduce_exec(PyObject *module)
         || add_names(module, "DTYPES", CR_TYPE_COUNT, dtype_name) < 0) {
         return -1;
     }
-    return 0;
+    /* Each operator's facts (facts.c), for the Python modules that reduce
+     * by them rather than by its name. */
+    PyObject *facts = crpy_operator_facts();
+    const int added = facts != NULL
+        ? PyModule_AddObjectRef(module, "OPERATOR_FACTS", facts) : -1;
+    Py_XDECREF(facts);
+    return added;
 }
 
 static int

@@ -158,14 +158,42 @@ crpy_operator_named(PyObject *name)
     return NULL;
 }
 
+/* The row named `name`, NULL if none. */
+static const crpy_operator *
+row_named(const char *name)
+{
+    for (size_t o = 0; o < OPERATOR_COUNT; o++) {
+        if (strcmp(operators[o].name, name) == 0) {
+            return &operators[o];
+        }
+    }
+    return NULL;
+}
+
 const crpy_operator *
 crpy_operator_for(const crpy_operator *op, const crpy_dtype *input)
 {
-    for (size_t o = 0; op->others_as != NULL && input->kind != 'f'
-                       && input->kind != 'c'
-                       && o < OPERATOR_COUNT; o++) {
-        if (strcmp(operators[o].name, op->others_as) == 0) {
-            return &operators[o];
+    const crpy_operator *other =
+        op->others_as != NULL && input->kind != 'f' && input->kind != 'c'
+            ? row_named(op->others_as) : NULL;
+    return other != NULL ? other : op;
+}
+
+const crpy_operator *
+crpy_operator_without_nan(const crpy_operator *op)
+{
+    if (!cr_op_skips_nan(op->kernel_op)) {
+        return op;
+    }
+    if (op->others_as != NULL) {
+        return row_named(op->others_as);
+    }
+    const cr_op plain = cr_op_without_nan(op->kernel_op);
+    for (size_t o = 0; o < OPERATOR_COUNT; o++) {
+        const crpy_operator *row = &operators[o];
+        if (row->kernel_op == plain && row->reduced_dtype == op->reduced_dtype
+            && row->result_dtype == op->result_dtype) {
+            return row;
         }
     }
     return op;
@@ -181,6 +209,12 @@ Py_ssize_t
 crpy_operator_count(void)
 {
     return (Py_ssize_t)OPERATOR_COUNT;
+}
+
+const crpy_operator *
+crpy_operator_at(Py_ssize_t index)
+{
+    return &operators[index];
 }
 
 const char *
