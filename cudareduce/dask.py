@@ -73,11 +73,9 @@ except ImportError as error:      # pragma: no cover - the optional extra
 
 __all__ = list(_cudareduce.OPERATORS) + ["reduce_array"]
 
-#: The operators that take ``dtype=``.
-_TAKES_DTYPE = ("sum", "prod", "mean", "nansum", "nanprod", "nanmean")
-#: How partials of each value operator combine (the others: by themselves).
-_COMBINED_AS = {"nansum": "sum", "nanprod": "prod"}
-_INDEX_OPS = ("argmin", "argmax", "nanargmin", "nanargmax")
+#: Each operator's facts (dtype=, NaN, identity, index, count), from the
+#: extension's rows: this module reduces by them, not by names.
+_FACTS = _cudareduce.OPERATOR_FACTS
 #: Blocks reduced in one task, and partials combined in one, by default:
 #: a task of Dask's threaded scheduler costs 0.2-0.6 ms of the host's time,
 #: a chunk's reduction into a device out about 20 us (256 of them in a
@@ -173,10 +171,16 @@ def _value_combine(parts, axis=None, keepdims=False, *, op, dtype, method,
     if computing_meta:
         return parts           # Dask asks the result's meta: the given one
     values = _join([p["value"] for p in _flatten(parts)], dtype)
-    combined = _COMBINED_AS.get(op, op)
+    # Partials combine by the operator itself, but a NaN-skipping one with
+    # an identity (nansum, nanprod: each NaN counted as the identity) by
+    # its form without NaN: a NaN partial is then arithmetic's (inf - inf),
+    # which NumPy's one reduction keeps too.  (nanmin's NaN partial is an
+    # all-NaN chunk's, which nanmin skips.)
+    facts = _FACTS[op]
+    combined = facts.without_nan if facts.identity is not None else op
     # Partial sums and products of a small type are summed in it (an int8
     # dtype= wraps in int8 as NumPy's does).
-    requested = dtype if combined in _TAKES_DTYPE else None
+    requested = dtype if _FACTS[combined].takes_dtype else None
     if final:
         with _on_device_of(values):
             out = _module(values).empty((), dtype)
@@ -188,10 +192,12 @@ def _value_combine(parts, axis=None, keepdims=False, *, op, dtype, method,
 
 # --- mean and nanmean -------------------------------------------------------
 
-def _mean_chunk(x, *, op, sum_dtype, method, threads):
-    parts = {"value": _partial("nansum" if op == "nanmean" else "sum", x,
+def _mean_chunk(x, *, counts, sum_dtype, method, threads):
+    """A block's partial of a mean: its sum, and where the operator
+    counts (nanmean: its numbers) their count."""
+    parts = {"value": _partial("nansum" if counts else "sum", x,
                                sum_dtype, method, threads, sum_dtype)}
-    if op == "nanmean":
+    if counts:
         with _on_device_of(x):
             numbers = ~_module(x).isnan(x)
         parts["count"] = _partial("sum", numbers, np.dtype(np.int64), method,
@@ -199,13 +205,13 @@ def _mean_chunk(x, *, op, sum_dtype, method, threads):
     return parts
 
 
-def _mean_combine(parts, axis=None, keepdims=False, *, op, sum_dtype,
+def _mean_combine(parts, axis=None, keepdims=False, *, counts, sum_dtype,
                   reduced, dtype, size, method, threads, final=False,
                   computing_meta=False):
     if computing_meta:
         return parts
     parts = _flatten(parts)
-    keys = ("value", "count") if op == "nanmean" else ("value",)
+    keys = ("value", "count") if counts else ("value",)
     dtypes = {"value": sum_dtype, "count": np.dtype(np.int64)}
     combined = {key: _value_combine([{"value": p[key]} for p in parts],
                                     axis, keepdims, op="sum",
@@ -219,7 +225,7 @@ def _mean_combine(parts, axis=None, keepdims=False, *, op, sum_dtype,
     with _on_device_of(combined["value"]):
         total = combined["value"].astype(reduced)
     return _finish_mean(total, combined.get("count", size), dtype,
-                        skips_nan=op == "nanmean")
+                        skips_nan=counts)
 
 
 def _finish_mean(total: Any, count: Any, dtype: np.dtype,
@@ -291,8 +297,9 @@ def _index_combine(parts, axis=None, keepdims=False, *, op, method, threads,
     with _on_device_of(values):
         if values.size:
             best = xp.empty(1, values.dtype)
-            # nanmin of values that are all NaN is NaN: then every one is a
-            # candidate, and the last step raises.
+            # The extreme the index operator finds (NumPy's names: argmin
+            # finds min's element).  nanmin of values that are all NaN is
+            # NaN: then every one is a candidate, and the last step raises.
             reduce_array(op.replace("arg", ""), values, best, method,
                          threads)
             nan = _is_nan(xp, values)
@@ -303,9 +310,8 @@ def _index_combine(parts, axis=None, keepdims=False, *, op, method, threads,
     if not final:
         return {"value": values, "index": indices}
     if values.size == 0:
-        raise ValueError(f"attempt to get {op.replace('nan', '')} of an "
-                         f"empty sequence")
-    if op.startswith("nan") and bool(_is_nan(xp, values)[0]):
+        raise ValueError(_FACTS[op].empty_error)
+    if _FACTS[op].skips_nan and bool(_is_nan(xp, values)[0]):
         raise ValueError("All-NaN slice encountered")
     return _result(indices.reshape(()))
 
@@ -337,11 +343,13 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
     """The lazy reduction of the whole of `x` by `op`."""
     if not isinstance(x, da.Array):
         x = da.asarray(x)
-    if dtype is not None and op not in _TAKES_DTYPE:
+    if dtype is not None and not _FACTS[op].takes_dtype:
         raise TypeError(f"cudareduce.dask.{op} takes no dtype")
     element = np.dtype(x.dtype)
-    if op.startswith("nan") and not _holds_nan(element):
-        op = op[3:]            # NumPy's NaN forms of integers and bool
+    if _FACTS[op].skips_nan and not _holds_nan(element):
+        # NumPy's NaN forms of integers and bool: the plain operators.
+        op = _FACTS[op].without_nan
+    facts = _FACTS[op]
     # NumPy's dtypes, as cudareduce's own call resolves them: a mean's sum
     # (accumulated in the kernels' type, as the partials are), the result.
     reduced, result, accumulator = _cudareduce.reduction_dtypes(
@@ -351,13 +359,13 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
     if empty.dtype.kind == "c" and result.kind != "c":
         empty = empty.real     # no ComplexWarning for an empty meta
     meta = empty.astype(result)
-    if op in _INDEX_OPS:
+    if facts.gives_index:
         chunk = functools.partial(_index_chunk, op=op, **common)
         combine = functools.partial(_index_combine, op=op, **common)
-    elif op in ("mean", "nanmean"):
-        chunk = functools.partial(_mean_chunk, op=op, sum_dtype=accumulator,
-                                  **common)
-        combine = functools.partial(_mean_combine, op=op,
+    elif facts.divides_by_count:
+        chunk = functools.partial(_mean_chunk, counts=facts.counts,
+                                  sum_dtype=accumulator, **common)
+        combine = functools.partial(_mean_combine, counts=facts.counts,
                                     sum_dtype=accumulator, reduced=reduced,
                                     dtype=result, size=x.size, **common)
     else:
@@ -371,9 +379,9 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
         # One task gives the value, with no tree: a task costs the
         # threaded scheduler 0.2-0.6 ms, a fifth of 8 GiB's reduction on
         # an H100 (docs/recorded/dask-2026-11-25-h100.txt).
-        return _group_partials(x, chunk, combine, op in _INDEX_OPS, meta,
+        return _group_partials(x, chunk, combine, facts.gives_index, meta,
                                groups, final=True)
-    partials = _group_partials(x, chunk, combine, op in _INDEX_OPS, meta,
+    partials = _group_partials(x, chunk, combine, facts.gives_index, meta,
                                groups)
     return _tree_reduce(partials, functools.partial(combine, final=True),
                         (0,), False, result, group, combine,
