@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from .._cudareduce import OPERATOR_FACTS
 from .names import DEFAULT_OP, dtype_kind, numpy_dtype
 
 __all__ = ["FACTORS", "FACTOR_COUNT", "FEW", "MAX_MAGNITUDE", "NAN_COUNT",
@@ -311,10 +312,11 @@ def _put_nans(rng: np.random.Generator, a: np.ndarray,
     a.imag[places[~in_real]] = np.nan
 
 
-def _ties_or_nan(rng: np.random.Generator, n: int, dtype: str) -> _Data:
-    """Argmin's and argmax's data: :func:`_ties`, and on floats and complex
-    half the time one NaN at a random place (:func:`_put_nans`), which then
-    decides (NumPy's NaN comes before any number).
+def _one_nan(rng: np.random.Generator, a: np.ndarray, n: int,
+             dtype: str) -> None:
+    """Argmin's and argmax's NaN: on floats and complex, half the time one
+    NaN at a random place of `a` (:func:`_put_nans`), which then decides
+    (NumPy's NaN comes before any number).
 
     One NaN, not several: of two NaNs, CuPy's argmin and argmax keep the
     left operand of their combine (cupy_cub.cu's ArgMin and ArgMax,
@@ -323,11 +325,8 @@ def _ties_or_nan(rng: np.random.Generator, n: int, dtype: str) -> _Data:
     lost.  Ours are held to the first of several NaNs by the operators'
     GPU tests.
     """
-    a, places = _ties(rng, n, dtype)
     if _has_nan(dtype) and rng.integers(2):
-        places = _places(rng, n, 1)
-        _put_nans(rng, a, places)
-    return a, places
+        _put_nans(rng, a, _places(rng, n, 1))
 
 
 def _few(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -366,16 +365,17 @@ def _mostly_nonzero(rng: np.random.Generator, n: int, dtype: str
     return a, places
 
 
-#: The data of each op.
-_DATA: dict[str, Callable[[np.random.Generator, int, str], _Data]] = {
-    "sum": _sum_data, "nansum": _sum_data, "mean": _sum_data,
-    "nanmean": _sum_data,
-    "prod": _factors, "nanprod": _factors,
-    "min": _extremes, "max": _extremes, "nanmin": _extremes,
-    "nanmax": _extremes,
-    "any": _mostly_zeros, "all": _mostly_nonzero,
-    "argmin": _ties_or_nan, "argmax": _ties_or_nan, "nanargmin": _ties,
-    "nanargmax": _ties,
+#: The data of each op, by its facts (the extension's rows): its kernel
+#: operator without NaN (the NaN-skipping ops take their plain form's
+#: data) and whether it selects an element, which a sum or a product does
+#: only into bool, as a logical or and and (any, all).  An op of an
+#: existing kernel operator needs no entry of its own.
+_DATA: dict[tuple[str, bool],
+            Callable[[np.random.Generator, int, str], _Data]] = {
+    ("SUM", False): _sum_data, ("PROD", False): _factors,
+    ("SUM", True): _mostly_zeros, ("PROD", True): _mostly_nonzero,
+    ("MIN", True): _extremes, ("MAX", True): _extremes,
+    ("ARGMIN", True): _ties, ("ARGMAX", True): _ties,
 }
 
 
@@ -385,17 +385,23 @@ def random_array(rng: np.random.Generator, n: int, dtype: str,
     every order and accumulator (see the module docstring); with up to
     :data:`NAN_COUNT` NaNs at random places for a NaN-skipping op on
     floats and complex (at most half the elements, none of those that
-    decide the answer)."""
-    a, deciding = _DATA[op](rng, n, dtype)
-    if op.startswith("nan") and _has_nan(dtype):
+    decide the answer), and for an index op that skips none, half the time
+    one NaN that decides (:func:`_one_nan`).  The data are chosen by the
+    op's facts (:data:`_DATA`), not by its name."""
+    facts = OPERATOR_FACTS[op]
+    kernel_op = OPERATOR_FACTS[facts.without_nan].kernel_op
+    a, deciding = _DATA[kernel_op, facts.selects_element](rng, n, dtype)
+    if facts.skips_nan and _has_nan(dtype):
         nans = _places(rng, n, min(NAN_COUNT, n // 2))
         _put_nans(rng, a, np.setdiff1d(nans, deciding))
+    elif facts.gives_index:
+        _one_nan(rng, a, n, dtype)
     return a
 
 
-#: The ops whose reference is computed in an exact accumulator, by dtype
+#: The accumulator in which the reference of a sum or a product (an op
+#: that takes dtype= and divides by no count) is computed exactly, by dtype
 #: kind, whatever accumulator NumPy's own loop uses.
-_ACCUMULATING = ("sum", "prod", "nansum", "nanprod")
 _EXACT_ACCUMULATOR = {"b": np.int64, "i": np.int64, "u": np.uint64,
                       "f": np.float64, "c": np.complex128}
 
@@ -423,14 +429,15 @@ def reference_result(a: np.ndarray, op: str = DEFAULT_OP) -> Any:
     would give a NaN's index).
     """
     function = getattr(np, op)
+    facts = OPERATOR_FACTS[op]
     kind = dtype_kind(a.dtype.name)
     data = a if a.dtype.kind == kind else a.astype(np.float32)
-    if op == "nanmean" and kind in "fc":
+    if facts.counts and kind in "fc":
         # numpy.nanmean's divide, of the exact sum rounded once.
         count = np.intp(np.count_nonzero(~np.isnan(data)))
         total = a.dtype.type(np.nansum(data, dtype=_EXACT_ACCUMULATOR[kind]))
         return a.dtype.type(total / count)
-    if op not in _ACCUMULATING:
+    if not facts.takes_dtype or facts.divides_by_count:
         result = function(data)
         return a.dtype.type(result) \
             if data is not a and isinstance(result, np.floating) else result
