@@ -19,6 +19,8 @@ from typing import Any, Callable
 import numpy as np
 import numpy.ma as ma
 
+from ._cudareduce import OPERATOR_FACTS
+
 __all__ = ["MaskedArray", "reduce"]
 
 MaskedArray = ma.MaskedArray
@@ -26,28 +28,31 @@ MaskedArray = ma.MaskedArray
 Reducer = Callable[[str, np.ndarray, Any], Any]
 
 
-# What a masked element becomes, by operator: the identity of a sum or
-# product, False for any and True for all (numpy.ma's rules); min and max
-# take numpy.ma's fill values, and their NaN forms NaN in a float or
-# complex array, so that an unmasked all-NaN input stays one (nanmean, of
-# floats and complex types, counts only the numbers: NaN leaves a masked
-# element out); argmin and argmax (and numpy.nanargmin and nanargmax,
-# which run them) numpy.ma's fill values.
-_FILLS: dict[str, Callable[[ma.MaskedArray], Any]] = {
-    "sum": lambda a: 0, "nansum": lambda a: 0, "any": lambda a: 0,
-    "prod": lambda a: 1, "nanprod": lambda a: 1, "all": lambda a: 1,
-    "min": ma.minimum_fill_value, "max": ma.maximum_fill_value,
-    "nanmin": lambda a: (np.nan if a.dtype.kind in "fc"
-                         else ma.minimum_fill_value(a)),
-    "nanmax": lambda a: (np.nan if a.dtype.kind in "fc"
-                         else ma.maximum_fill_value(a)),
-    "nanmean": lambda a: np.nan,
-    "argmin": ma.minimum_fill_value, "nanargmin": ma.minimum_fill_value,
-    "argmax": ma.maximum_fill_value, "nanargmax": ma.maximum_fill_value,
+#: numpy.ma's fill value of the operators without an identity, by their
+#: kernel operator without NaN: the extreme that no element passes
+#: (MaskedArray.min and argmin fill with ``minimum_fill_value``).
+_EXTREME_FILLS: dict[str, Callable[[ma.MaskedArray], Any]] = {
+    "MIN": ma.minimum_fill_value, "ARGMIN": ma.minimum_fill_value,
+    "MAX": ma.maximum_fill_value, "ARGMAX": ma.maximum_fill_value,
 }
-#: The index operators: MaskedArray.argmin fills and reduces, whatever
-#: the mask (a fully masked array gives 0, not numpy.ma.masked).
-_INDEX_OPS = frozenset({"argmin", "argmax", "nanargmin", "nanargmax"})
+
+
+def _fill(op: str, a: ma.MaskedArray) -> Any:
+    """What a masked element of `a` becomes for `op`, by numpy.ma's rules:
+    NaN in a float or complex array where the operator skips NaN and has
+    no identity (nanmin, nanmax: an unmasked all-NaN input stays one) or
+    counts (nanmean counts only the numbers: NaN leaves it out); else the
+    identity of a sum or product (0 for any, 1 for all); else numpy.ma's
+    fill value of its extreme (min, max, the index operators, whatever
+    NaN: numpy.nanargmin and nanargmax run MaskedArray's)."""
+    facts = OPERATOR_FACTS[op]
+    if not facts.gives_index:
+        if facts.skips_nan and a.dtype.kind in "fc" \
+                and (facts.identity is None or facts.counts):
+            return np.nan
+        if facts.identity is not None:
+            return facts.identity
+    return _EXTREME_FILLS[OPERATOR_FACTS[facts.without_nan].kernel_op](a)
 
 
 def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
@@ -71,25 +76,31 @@ def reduce(op: str, a: ma.MaskedArray, dtype: Any, run: Reducer) -> Any:
         What ``getattr(a, op)(dtype=dtype)`` returns (``numpy.<op>(a)`` for
         the NaN forms, which MaskedArray has no method of).
     """
-    if op == "mean" or (op == "nanmean" and a.dtype.kind not in "fc"):
+    facts = OPERATOR_FACTS[op]
+    # A mean, but nanmean of floats and complex types (which counts the
+    # numbers, a masked element filled with NaN).
+    if facts.divides_by_count and not (facts.counts
+                                       and a.dtype.kind in "fc"):
         return _mean(a, dtype, run)
     mask = ma.getmask(a)
     every_element_masked = mask is not ma.nomask and bool(mask.all())
-    if op in ("nanargmin", "nanargmax") and a.dtype.kind in "fc" \
+    if facts.gives_index and facts.skips_nan and a.dtype.kind in "fc" \
             and a.size > 0 and not every_element_masked and _all_nan(a, run):
         # numpy.nanargmin's check, on the unmasked elements only: the
         # filled array would hold the fill value beside the NaNs.
         raise ValueError("All-NaN slice encountered")
     with warnings.catch_warnings():
-        if every_element_masked and op == "nanmean":
+        if every_element_masked and facts.counts:
             # numpy.nanmean fails there (it divides into the read-only
             # result of the masked sum); masked below, as the other
             # operators', without the warning of a slice of no number,
             # after the call that raises where NumPy would first (a dtype=
             # it refuses).
             warnings.simplefilter("ignore", RuntimeWarning)
-        result = run(op, a.filled(_FILLS[op](a)), dtype)
-    if op in _INDEX_OPS:
+        result = run(op, a.filled(_fill(op, a)), dtype)
+    if facts.gives_index:
+        # MaskedArray.argmin fills and reduces, whatever the mask (a fully
+        # masked array gives 0, not numpy.ma.masked).
         return result
     return ma.masked if every_element_masked else result
 

@@ -243,3 +243,38 @@ def test_nanmean_of_a_fully_masked_array_is_masked():
     # result of the masked sum); masked, as every other operator's.
     a = ma.masked_array([1., np.nan], mask=[1, 1])
     assert _masked.reduce("nanmean", a, None, numpy_run) is ma.masked
+
+
+#: What a masked element becomes, by operator (numpy.ma's rules): the
+#: specification _masked's fills, derived from the operators' facts, are
+#: held to.
+FILLS = {
+    "sum": lambda a: 0, "nansum": lambda a: 0, "any": lambda a: 0,
+    "prod": lambda a: 1, "nanprod": lambda a: 1, "all": lambda a: 1,
+    "min": ma.minimum_fill_value, "max": ma.maximum_fill_value,
+    "nanmin": lambda a: (np.nan if a.dtype.kind in "fc"
+                         else ma.minimum_fill_value(a)),
+    "nanmax": lambda a: (np.nan if a.dtype.kind in "fc"
+                         else ma.maximum_fill_value(a)),
+    "nanmean": lambda a: np.nan,
+    "argmin": ma.minimum_fill_value, "nanargmin": ma.minimum_fill_value,
+    "argmax": ma.maximum_fill_value, "nanargmax": ma.maximum_fill_value,
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.complex64,
+                                   np.int8, np.uint16, np.bool_])
+@pytest.mark.parametrize("op", sorted(FILLS))
+def test_masked_elements_take_numpy_mas_fill(op, dtype):
+    if op == "nanmean" and np.dtype(dtype).kind not in "fc":
+        pytest.skip("nanmean of integers and bool is their mean's")
+    a = ma.masked_array(np.array([1, 0, 1], dtype), mask=[0, 1, 0])
+    filled = {}
+
+    def recording_run(name, data, dtype):
+        filled[name] = data
+        return data[0]
+    _masked.reduce(op, a, None, recording_run)
+    want = np.array(FILLS[op](a), a.dtype)
+    got = filled[op][1]
+    assert got == want or (np.isnan(want) and np.isnan(got)), (got, want)
