@@ -44,11 +44,10 @@ from ._cudareduce import CudaError
 
 __version__ = "0.1.0"
 
-__all__ = ["CudaError", "Pass", "__version__", "all", "any", "argmax",
-           "argmin", "block_sizes", "max", "mean", "methods", "min",
-           "nanargmax",
-           "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nansum",
-           "plan", "prod", "sum"]
+#: The public names: these, and a function of each operator of the
+#: extension's rows (``sum`` ... ``nanargmax``, defined below).
+__all__ = ["CudaError", "Pass", "__version__", "block_sizes", "methods",
+           "plan", *_cudareduce.OPERATORS]
 
 DEFAULT_METHOD = "fast"
 #: The ladder steps' threads per block when none is named (the fast
