@@ -1,7 +1,9 @@
 /* operators.c: the Python-level operators, one row each: the kernels'
  * operator, NumPy's dtype and empty-input rules, and the step that
  * finishes the kernels' value into the result.  Adding an operator is a
- * row here (and its kernel operator in cuda/ if it needs a new one). */
+ * row here (and its kernel operator in cuda/ if it needs a new one);
+ * Python reads its facts from the row (OPERATOR_FACTS, facts.c), and
+ * docs/ARCHITECTURE.md names the few other places. */
 #include "extension.h"
 
 #include <math.h>
