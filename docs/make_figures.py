@@ -15,9 +15,11 @@ times every method -- the seven ladder steps, ``fast`` (step 8) and
   its date and the device's software); the notebook
   ``benchmarks/step_speedups.ipynb`` reads it in recorded mode;
 - ``ladder-speedup.png``: what each step buys at n = 2^22 and at the
-  GPU's default size (the bench's rule), side by side, beside the published tables, with ``cub`` and
-  the peers as horizontal lines (:func:`cudareduce.bench.plot.plot_step_speedups`,
-  from the cold GPU times);
+  GPU's default size (the bench's rule), side by side, beside Harris's
+  published G80 table (:mod:`cudareduce.bench.reference`), with ``cub`` and
+  the peers as horizontal lines
+  (:func:`cudareduce.bench.plot.plot_step_speedups`, from the cold GPU
+  times);
 - ``ladder-bandwidth.png``: cold and back-to-back GB/s against n under the
   read ceiling (:func:`cudareduce.bench.plot.plot_bandwidth`);
 - ``ladder-table.md``: the tables at n = 2^22 and at the default size, as

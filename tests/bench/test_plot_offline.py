@@ -39,14 +39,8 @@ def test_plot_step_speedups_from_sample(sample, tmp_path):
     user = f"{name} (this run, n = 2^22)"
     refs = reference.REFERENCES
     # this run: the 8 steps (fast included, cub not: it is no step)
-    assert _bars(top) == {user: 8,
-                          refs["harris"].label: 7,
-                          refs["shared_memory_reduction"].label: 6,
-                          refs["report_lab7"].label: 5}
-    assert _bars(bottom) == {user: 7,
-                             refs["harris"].label: 6,
-                             refs["shared_memory_reduction"].label: 5,
-                             refs["report_lab7"].label: 4}
+    assert _bars(top) == {user: 8, refs["harris"].label: 7}
+    assert _bars(bottom) == {user: 7, refs["harris"].label: 6}
     reference_lines = [line.get_label() for line in top.get_lines()]
     assert len(reference_lines) == 3
     assert reference_lines[0].startswith("cub (reference, this run): ")
@@ -75,10 +69,7 @@ def test_plot_step_speedups_labels_sources_by_name(sample):
     and size, never by where the project keeps them."""
     fig = plot.plot_step_speedups(sample)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert legend[1:4] == [
-        "Harris 2007 (G80, 2^22 ints)",
-        '"Shared Memory Based Reduction" (RTX 3060, 2^22)',
-        'Gwiżdż & Mucha, "Report Lab7" (1024×65535 floats)']
+    assert legend[1:2] == ["Harris 2007 (G80, 2^22 ints)"]
     assert not any("seed" in label.lower() for label in legend)
 
 
