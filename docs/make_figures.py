@@ -30,7 +30,12 @@ to the plots, say)::
 
     python docs/make_figures.py --from docs/figures/ladder.json
 
-A recorded run shows the methods it timed, and the date it holds.
+A recorded run shows the methods it timed, and the date it holds.  The
+committed figures must be what this draws from the committed
+``ladder.json``: ``tests/bench/test_make_figures_offline.py`` compares the
+table to the byte, and each PNG's plotted data (held in the PNG:
+``cudareduce.bench.plot.PLOTTED_KEY``) and, under the same matplotlib, its
+pixels with a fresh draw.
 
 Options: ``--sizes`` (default ``2^10..2^28``), ``--out DIR`` (default the
 ``figures`` folder beside this script), ``--no-peers``, ``--seed``.
@@ -63,14 +68,20 @@ def shown_sizes(sizes: list[int], default_n: int) -> list[int]:
 
 def write_figures(results: bench.Results, out: Path) -> list[Path]:
     """Write the two PNGs and the Markdown table of `results` into `out`;
-    returns the paths written."""
+    returns the paths written.  The plots are drawn in matplotlib's default
+    style, whatever a matplotlibrc says, so that the same results give the
+    same pictures (each PNG also holds what it plots: plot.PLOTTED_KEY)."""
+    from cudareduce.bench import plot  # noqa: F401, PLC0415 - names the extra
+    import matplotlib.style  # noqa: PLC0415
+
     out.mkdir(parents=True, exist_ok=True)
     speedup = out / f"{STEM}-speedup.png"
     bandwidth = out / f"{STEM}-bandwidth.png"
     table = out / f"{STEM}-table.md"
     shown = shown_sizes(results.sizes, results["timing"]["default_n"])
-    results.plot_step_speedups(path=speedup, n=shown)
-    results.plot_bandwidth(path=bandwidth, batch=True)
+    with matplotlib.style.context("default"):
+        results.plot_step_speedups(path=speedup, n=shown)
+        results.plot_bandwidth(path=bandwidth, batch=True)
 
     device = results.device["name"]
     day = results["date"].split("T")[0]

@@ -337,3 +337,33 @@ def test_plots_reject_invalid_documents(sample):
 def test_plot_module_does_not_select_a_backend():
     run_python("import sys, cudareduce.bench.plot, cudareduce.bench; "
                "assert 'matplotlib.pyplot' not in sys.modules")
+
+
+@needs_matplotlib
+def test_saved_png_holds_what_it_plots(sample, tmp_path):
+    """A PNG the plots save carries plot.plotted of its figure (what
+    make_figures' committed figures are checked by): the figure's bars,
+    lines and texts, so that a change to any of them shows; other formats
+    save without it."""
+    import json
+
+    from PIL import Image
+
+    path = tmp_path / "speedup.png"
+    fig = plot.plot_step_speedups(sample, path=path)
+    with Image.open(path) as image:
+        saved = json.loads(image.text[plot.PLOTTED_KEY])
+    assert saved == plot.plotted(fig)
+    top = saved["axes"][0]
+    assert saved["title"] == fig.get_suptitle()
+    assert [b["label"] for b in top["bars"]] == list(_bars(fig.axes[0]))
+    assert top["bars"][0]["height"] == pytest.approx(
+        [p.get_height() for p in fig.axes[0].containers[0].patches])
+    assert top["legend"][1] == "Harris 2007 (G80, 2^22 ints)"
+    # one time of the size shown changed: another figure
+    (shown,) = [r for r in sample["results"] if r["n"] == 1 << 22
+                and r["dtype"] == "float32" and r["method"] == "first_add"]
+    shown["cold_us"] *= 2
+    assert plot.plotted(plot.plot_step_speedups(sample)) != saved
+    plot.plot_bandwidth(sample, path=tmp_path / "bandwidth.svg")
+    assert (tmp_path / "bandwidth.svg").read_bytes().startswith(b"<?xml")
