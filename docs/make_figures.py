@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{prog}: {e} (use --from JSON to draw recorded results)",
               file=sys.stderr)
         return 1
-    except (OSError, ValueError) as e:
+    except (ImportError, OSError, ValueError) as e:
+        # ImportError: no matplotlib (the plots' message names the extra)
         print(f"{prog}: {e}", file=sys.stderr)
         return 1
     for path in written:

@@ -367,3 +367,75 @@ def test_saved_png_holds_what_it_plots(sample, tmp_path):
     assert plot.plotted(plot.plot_step_speedups(sample)) != saved
     plot.plot_bandwidth(sample, path=tmp_path / "bandwidth.svg")
     assert (tmp_path / "bandwidth.svg").read_bytes().startswith(b"<?xml")
+
+
+# ---------------------------------------------------------------------------
+# Without matplotlib
+
+
+_WITHOUT_MATPLOTLIB = r'''
+import contextlib, importlib.util, io, json, sys, tempfile
+sys.modules["matplotlib"] = None          # as if it were not installed
+from cudareduce.bench import cli
+from cudareduce.bench.results import Results
+
+sample, make_figures_py = sys.argv[1], sys.argv[2]
+said = {}
+try:
+    import cudareduce.bench.plot
+except ImportError as e:
+    said["import"] = str(e)
+try:
+    Results.from_json(sample).plot_step_speedups()
+except ImportError as e:
+    said["Results.plot_step_speedups"] = str(e)
+cli.run = lambda *args, **kwargs: Results.from_json(sample)
+with tempfile.TemporaryDirectory() as tmp:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = cli.main(["--plot", tmp + "/run.png"])
+    said["python -m cudareduce.bench --plot"] = (rc, err.getvalue())
+    spec = importlib.util.spec_from_file_location("make_figures", make_figures_py)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = module.main(["--from", sample, "--out", tmp])
+    said["docs/make_figures.py"] = (rc, err.getvalue())
+print(json.dumps(said))
+'''
+
+
+def test_without_matplotlib_the_plots_name_the_extra_to_install():
+    """With matplotlib missing (None in sys.modules, in a child Python),
+    importing the plots, a Results' plot, ``--plot`` and
+    docs/make_figures.py each say which extra to install (``bench``,
+    which holds matplotlib): an ImportError with the command, or a
+    one-line message and exit status 1, never a bare ModuleNotFoundError
+    traceback."""
+    import json
+    import re
+
+    from support.bench_data import RECORDING_PATH
+
+    pyproject = (RECORDING_PATH.parents[2] / "pyproject.toml").read_text(
+        encoding="utf-8")
+    (bench_extra,) = re.findall(r"^bench = \[(.*)\]$", pyproject, re.M)
+    assert '"matplotlib"' in bench_extra
+    make_figures = RECORDING_PATH.parent.parent / "make_figures.py"
+    proc = run_python(_WITHOUT_MATPLOTLIB, str(SAMPLE_PATH),
+                      str(make_figures))
+    said = json.loads(proc.stdout)
+    assert list(said) == ["import", "Results.plot_step_speedups",
+                          "python -m cudareduce.bench --plot",
+                          "docs/make_figures.py"]
+    install = 'python -m pip install -e ".[bench]"'
+    for where, message in said.items():
+        if isinstance(message, list):
+            rc, printed = message
+            assert rc == 1, where
+            assert "Traceback" not in printed, where
+            message = printed.splitlines()[-1]      # its last line
+        assert "need matplotlib" in message, (where, message)
+        assert "install the bench extra" in message and install in message, \
+            (where, message)
