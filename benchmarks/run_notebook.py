@@ -8,6 +8,12 @@ From the repository root::
     python benchmarks/run_notebook.py --inplace       # store the outputs in the notebook
     python benchmarks/run_notebook.py -o run.ipynb    # ... or in another file
 
+The stored outputs replay the committed recording, but for the cells that
+depend on the GPU (:func:`depends_on_the_gpu`: the probe and the live sums,
+run on the recording's GPU).  To refresh them on a machine without one::
+
+    python benchmarks/run_notebook.py --recorded docs/figures/ladder.json --inplace --keep-live
+
 Without ``--recorded`` the notebook decides for itself: it times the GPU when
 a one-element ``cudareduce.sum`` works, else it replays the committed
 results.  ``--recorded PATH`` sets ``CUDAREDUCE_NOTEBOOK_RECORDED=PATH`` for
@@ -28,6 +34,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -37,6 +44,14 @@ NOTEBOOK = Path(__file__).resolve().with_name("step_speedups.ipynb")
 RECORDED_ENV = "CUDAREDUCE_NOTEBOOK_RECORDED"
 KERNEL_NAME = "cudareduce-notebook-python"
 CELL_TIMEOUT = 600          # seconds; the live sweep takes about 30 s on an H100
+
+
+def depends_on_the_gpu(source: str) -> bool:
+    """Whether a code cell's output depends on the machine's GPU: it reads
+    ``GPU``, the first cell's verdict (the probe itself and the live
+    sums).  The other cells' outputs are the recording's, wherever the
+    notebook replays it."""
+    return re.search(r"\bGPU\b", source) is not None
 
 
 def _package_root() -> str:
@@ -173,12 +188,21 @@ def main(argv: list[str] | None = None) -> int:
                        help="write the outputs into the notebook itself")
     where.add_argument("-o", "--output", metavar="PATH",
                        help="write the executed notebook to PATH")
+    parser.add_argument("--keep-live", action="store_true",
+                        help="keep the stored outputs of the cells that "
+                             "depend on the GPU (the live sums)")
     parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT,
                         help="seconds per cell (default %(default)s)")
     args = parser.parse_args(argv)
 
     import nbformat  # noqa: PLC0415
     nb = execute(args.notebook, recorded=args.recorded, timeout=args.timeout)
+    if args.keep_live:      # and the metadata of the kernel that ran them
+        stored = nbformat.read(args.notebook, as_version=4)
+        nb.metadata = stored.metadata
+        for cell, old in zip(nb.cells, stored.cells):
+            if cell.cell_type == "code" and depends_on_the_gpu(cell.source):
+                cell.outputs = old.outputs
     target = args.notebook if args.inplace else args.output
     if target:
         nbformat.write(nb, target)

@@ -15,9 +15,11 @@ times every method -- the seven ladder steps, ``fast`` (step 8) and
   its date and the device's software); the notebook
   ``benchmarks/step_speedups.ipynb`` reads it in recorded mode;
 - ``ladder-speedup.png``: what each step buys at n = 2^22 and at the
-  GPU's default size (the bench's rule), side by side, beside the published tables, with ``cub`` and
-  the peers as horizontal lines (:func:`cudareduce.bench.plot.plot_step_speedups`,
-  from the cold GPU times);
+  GPU's default size (the bench's rule), side by side, beside Harris's
+  published G80 table (:mod:`cudareduce.bench.reference`), with ``cub`` and
+  the peers as horizontal lines
+  (:func:`cudareduce.bench.plot.plot_step_speedups`, from the cold GPU
+  times);
 - ``ladder-bandwidth.png``: cold and back-to-back GB/s against n under the
   read ceiling (:func:`cudareduce.bench.plot.plot_bandwidth`);
 - ``ladder-table.md``: the tables at n = 2^22 and at the default size, as
@@ -28,7 +30,12 @@ to the plots, say)::
 
     python docs/make_figures.py --from docs/figures/ladder.json
 
-A recorded run shows the methods it timed, and the date it holds.
+A recorded run shows the methods it timed, and the date it holds.  The
+committed figures must be what this draws from the committed
+``ladder.json``: ``tests/bench/test_make_figures_offline.py`` compares the
+table to the byte, and each PNG's plotted data (held in the PNG:
+``cudareduce.bench.plot.PLOTTED_KEY``) and, under the same matplotlib, its
+pixels with a fresh draw.
 
 Options: ``--sizes`` (default ``2^10..2^28``), ``--out DIR`` (default the
 ``figures`` folder beside this script), ``--no-peers``, ``--seed``.
@@ -61,14 +68,20 @@ def shown_sizes(sizes: list[int], default_n: int) -> list[int]:
 
 def write_figures(results: bench.Results, out: Path) -> list[Path]:
     """Write the two PNGs and the Markdown table of `results` into `out`;
-    returns the paths written."""
+    returns the paths written.  The plots are drawn in matplotlib's default
+    style, whatever a matplotlibrc says, so that the same results give the
+    same pictures (each PNG also holds what it plots: plot.PLOTTED_KEY)."""
+    from cudareduce.bench import plot  # noqa: F401, PLC0415 - names the extra
+    import matplotlib.style  # noqa: PLC0415
+
     out.mkdir(parents=True, exist_ok=True)
     speedup = out / f"{STEM}-speedup.png"
     bandwidth = out / f"{STEM}-bandwidth.png"
     table = out / f"{STEM}-table.md"
     shown = shown_sizes(results.sizes, results["timing"]["default_n"])
-    results.plot_step_speedups(path=speedup, n=shown)
-    results.plot_bandwidth(path=bandwidth, batch=True)
+    with matplotlib.style.context("default"):
+        results.plot_step_speedups(path=speedup, n=shown)
+        results.plot_bandwidth(path=bandwidth, batch=True)
 
     device = results.device["name"]
     day = results["date"].split("T")[0]
@@ -120,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{prog}: {e} (use --from JSON to draw recorded results)",
               file=sys.stderr)
         return 1
-    except (OSError, ValueError) as e:
+    except (ImportError, OSError, ValueError) as e:
+        # ImportError: no matplotlib (the plots' message names the extra)
         print(f"{prog}: {e}", file=sys.stderr)
         return 1
     for path in written:

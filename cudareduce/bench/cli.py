@@ -282,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{PROG}: wrote {speedup_path} and {bandwidth_path}",
                   file=sys.stderr)
     except ImportError as e:
-        print(f"{PROG}: --plot needs matplotlib ({e})", file=sys.stderr)
+        print(f"{PROG}: --plot: {e}", file=sys.stderr)   # names the extra
         return 1
     except OSError as e:
         print(f"{PROG}: {e}", file=sys.stderr)

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 try:
+    from matplotlib.colors import to_hex
     from matplotlib.figure import Figure as _MplFigure
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
@@ -56,7 +57,8 @@ from .figures import (format_bytes, gbps, order_results, read_floor_us,
 from .names import is_peer, is_reference, ladder_methods, numpy_dtype, op_of
 from .schema import validate_document
 
-__all__ = ["plot_bandwidth", "plot_step_speedups", "select_group"]
+__all__ = ["PLOTTED_KEY", "plot_bandwidth", "plot_step_speedups", "plotted",
+           "select_group"]
 
 PAPER_N = 1 << 22
 """The paper's size (4M elements): the default size of the speedup plot."""
@@ -168,9 +170,78 @@ def _speedup_sizes(rows: Sequence[Mapping[str, Any]],
     return chosen
 
 
+PLOTTED_KEY = "cudareduce:plotted"
+"""The text chunk of a PNG written here that holds :func:`plotted` of its
+figure, as JSON: what the picture shows, readable without its pixels."""
+
+
+def _number(v: Any) -> float | str:
+    """A plotted number, rounded to 8 significant digits (a last-bit
+    difference between machines is not a different figure)."""
+    v = float(v)
+    return float(f"{v:.8g}") if math.isfinite(v) else str(v)
+
+
+def _numbers(values: Any) -> list[float | str]:
+    return [_number(v) for v in np.asarray(values, dtype=float).ravel()]
+
+
+def plotted(fig: _MplFigure) -> dict[str, Any]:
+    """What `fig` shows, as plain data (JSON-ready): its title, and for each
+    axes its title, axis labels, scales, limits and ticks (positions and
+    labels), its texts (the bars' labels), each bar series (label, colour,
+    x and height of every bar), each line (label, colour, style, points)
+    and the legend's entries; numbers to 8 significant digits.
+
+    Two figures with equal ``plotted`` show the same data the same way;
+    :func:`plot_step_speedups` and :func:`plot_bandwidth` write it into the
+    PNGs they save (under :data:`PLOTTED_KEY`), so that a saved picture can
+    be checked against a fresh draw without comparing pixels.
+    """
+    def axes(ax: Any) -> dict[str, Any]:
+        legend = ax.get_legend()
+        return {
+            "title": ax.get_title(),
+            "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
+            "xscale": ax.get_xscale(), "yscale": ax.get_yscale(),
+            "xlim": _numbers(ax.get_xlim()), "ylim": _numbers(ax.get_ylim()),
+            "xticks": _numbers(ax.get_xticks()),
+            "xticklabels": [t.get_text() for t in ax.get_xticklabels()],
+            "yticks": _numbers(ax.get_yticks()),
+            "yticklabels": [t.get_text() for t in ax.get_yticklabels()],
+            "texts": [t.get_text() for t in ax.texts],
+            "bars": [{"label": c.get_label(),
+                      "color": to_hex(c.patches[0].get_facecolor())
+                      if c.patches else None,
+                      "x": _numbers([b.get_x() for b in c.patches]),
+                      "height": _numbers([b.get_height()
+                                          for b in c.patches])}
+                     for c in ax.containers],
+            "lines": [{"label": line.get_label(),
+                       "color": to_hex(line.get_color()),
+                       "linestyle": str(line.get_linestyle()),
+                       "marker": str(line.get_marker()),
+                       "x": _numbers(line.get_xdata()),
+                       "y": _numbers(line.get_ydata())}
+                      for line in ax.get_lines()],
+            "legend": [t.get_text() for t in legend.get_texts()]
+            if legend is not None else [],
+        }
+
+    return {"title": fig.get_suptitle(),
+            "axes": [axes(ax) for ax in fig.axes]}
+
+
 def _save(fig: Figure, path: str | os.PathLike | None) -> None:
-    if path is not None:
-        fig.savefig(path, dpi=150, bbox_inches="tight")
+    """Save `fig` at `path` (150 dpi, tight); a PNG carries
+    :func:`plotted` of it under :data:`PLOTTED_KEY`."""
+    if path is None:
+        return
+    metadata = None
+    if os.fspath(path).lower().endswith(".png"):
+        metadata = {PLOTTED_KEY: json.dumps(plotted(fig), sort_keys=True,
+                                            separators=(",", ":"))}
+    fig.savefig(path, dpi=150, bbox_inches="tight", metadata=metadata)
 
 
 #: One bar series: (label, colour, {method: cumulative}, {method: step}).

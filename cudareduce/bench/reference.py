@@ -3,7 +3,8 @@
 So that :func:`cudareduce.bench.plot.plot_step_speedups` (a plot) and
 :func:`side_by_side` (a text table) can set the user's GPU beside what others
 measured, each table below carries the figures exactly as published (converted
-to microseconds) and the citation they come from.
+to microseconds) and the citation they come from: its authors, title and
+public address.  A table whose source has no public address is not kept.
 
 Every table maps this package's method names (the ladder steps of
 :func:`cudareduce.methods`, in order) to a time; a step the source did not
@@ -14,16 +15,9 @@ each step buys), not the absolute times.
 Tables, keyed and labelled by their sources' names
 --------------------------------------------------
 ``harris``
-    Mark Harris, "Optimizing Parallel Reduction in CUDA", NVIDIA.  G80,
-    2^22 (4M) ints, kernels 1-7.
-``shared_memory_reduction``
-    "Shared Memory Based Reduction" (a Chinese-language write-up, author not
-    named; kept as the project's file ``002_d2f30ed02251f9f1.txt``).  RTX
-    3060, CUDA Toolkit 11.8, 2^22 elements, kernels 1-6.
-``report_lab7``
-    Kamil Gwiżdż & Bartłomiej Mucha, "Report Lab7" (kept as the project's
-    file ``003_32552d01572ea838.txt``).  1024×65535 floats, 128 threads per
-    block, kernels 1-5 (GPU not stated).
+    Mark Harris, "Optimizing Parallel Reduction in CUDA", NVIDIA, 2007
+    (https://developer.download.nvidia.com/assets/cuda/files/reduction.pdf).
+    G80, 2^22 (4M) ints, kernels 1-7.
 """
 from __future__ import annotations
 
@@ -58,9 +52,10 @@ class ReferenceTable:
     author : str
         Its author(s), as the document names them; empty when it names none.
     citation : str
-        Full citation: author, title, publisher or file, and where to find it.
-    url : str or None
-        Where the document is published, when it is.
+        Full citation: author, title, publisher, year and address.
+    url : str
+        The public address of the document (a table without one is
+        refused: its figures could not be checked).
     device : str
         The GPU the figures were measured on, as the source states it.
     environment : str
@@ -89,7 +84,7 @@ class ReferenceTable:
     title: str
     author: str
     citation: str
-    url: str | None
+    url: str
     device: str
     environment: str
     n: int
@@ -101,6 +96,10 @@ class ReferenceTable:
     note: str = ""
 
     def __post_init__(self) -> None:
+        if not (self.url or "").startswith("https://") \
+                or self.url not in self.citation:
+            raise ValueError(f"{self.key}: a published table needs its "
+                             f"public address (https://...), cited")
         unknown = [m for m in self.times_us if m not in LADDER]
         if unknown:
             raise ValueError(f"{self.key}: unknown ladder methods {unknown}")
@@ -132,10 +131,20 @@ class ReferenceTable:
                 for (_, prev_t), (m, t) in zip(times, times[1:])}
 
 
-def _ms(values: list[float]) -> dict[str, float]:
-    """Ladder-ordered {method: µs} from milliseconds, step 1 first."""
-    return {m: round(v * 1000.0, 6) for m, v in zip(LADDER, values)}
+#: Harris's performance table for 4M ints on the G80, a row per kernel: the
+#: ladder step it is, its time (ms) and its bandwidth (GB/s), as printed.
+_HARRIS_ROWS = (
+    ("interleaved_divergent", 8.054, 2.083),
+    ("interleaved_bank_conflict", 3.456, 4.854),
+    ("sequential", 1.722, 9.741),
+    ("first_add", 0.965, 17.377),
+    ("unroll_warp", 0.536, 31.289),
+    ("unroll_complete", 0.381, 43.996),
+    ("multi_element", 0.268, 62.671),
+)
 
+_HARRIS_URL = ("https://developer.download.nvidia.com/assets/cuda/files/"
+              "reduction.pdf")
 
 HARRIS = ReferenceTable(
     key="harris",
@@ -143,73 +152,24 @@ HARRIS = ReferenceTable(
     title="Optimizing Parallel Reduction in CUDA",
     author="Mark Harris",
     citation=("Mark Harris, \"Optimizing Parallel Reduction in CUDA\", "
-              "NVIDIA Developer Technology (presentation distributed with the "
-              "CUDA SDK reduction sample), "
-              "https://developer.download.nvidia.com/assets/cuda/files/"
-              "reduction.pdf"),
-    url=("https://developer.download.nvidia.com/assets/cuda/files/"
-         "reduction.pdf"),
+              "NVIDIA Developer Technology, 2007 (the slides of the CUDA SDK "
+              f"reduction sample), {_HARRIS_URL}"),
+    url=_HARRIS_URL,
     device="G80",
     environment="performance table for 4M (2^22) integer elements",
     n=1 << 22,
     dtype="int32",
     threads=None,
-    times_us=_ms([8.054, 3.456, 1.722, 0.965, 0.536, 0.381, 0.268]),
-    published_gbps=dict(zip(LADDER, [2.083, 4.854, 9.741, 17.377, 31.289,
-                                     43.996, 62.671])),
+    times_us={m: round(ms * 1000.0, 6) for m, ms, _ in _HARRIS_ROWS},
+    published_gbps={m: gbps for m, _, gbps in _HARRIS_ROWS},
     published_cumulative=30.04,
     note=("Kernels 1-7 of the paper are this package's steps 1-7 in order "
           "(kernel 5, 'unroll the last warp', relied on implicit warp "
           "synchronicity; ours uses __syncwarp())."),
 )
 
-SHARED_MEMORY_REDUCTION = ReferenceTable(
-    key="shared_memory_reduction",
-    label="\"Shared Memory Based Reduction\" (RTX 3060, 2^22)",
-    title="Shared Memory Based Reduction",
-    author="",
-    citation=("\"Shared Memory Based Reduction\", a Chinese-language write-up "
-              "of the seven steps of Harris's paper with an RTX 3060 results "
-              "table (author not named in the text); project seed file "
-              "002_d2f30ed02251f9f1.txt, section \"Experiment\"."),
-    url=None,
-    device="RTX 3060",
-    environment=("\"RTX3060 + CUDA Toolkit 11.8 + 4M elements(2^22)\" "
-                 "(the write-up's test environment); times in µs"),
-    n=1 << 22,
-    dtype=None,
-    threads=None,
-    times_us=dict(zip(LADDER, [520.0, 353.0, 333.0, 186.0, 131.0, 123.0])),
-    published_cumulative=4.227642,
-    note=("Rows 1-6 of its table (interleaved addressing, reduce divergence, "
-          "sequential addressing, first add during global load, unroll last "
-          "warp, completely unrolled) are our steps 1-6; row 7 (multiple "
-          "elements per thread) has no time.  Element type not stated."),
-)
-
-REPORT_LAB7 = ReferenceTable(
-    key="report_lab7",
-    label="Gwiżdż & Mucha, \"Report Lab7\" (1024×65535 floats)",
-    title="Report Lab7",
-    author="Kamil Gwiżdż & Bartłomiej Mucha",
-    citation=("Kamil Gwiżdż & Bartłomiej Mucha, \"Report Lab7\" (reduction "
-              "lab report following Harris's paper); project seed file "
-              "003_32552d01572ea838.txt."),
-    url=None,
-    device="GPU not stated",
-    environment=("vector of 1024*65535 floats, 128 threads per block; "
-                 "average kernel time measured with nvprof"),
-    n=1024 * 65535,
-    dtype="float32",
-    threads=128,
-    times_us=_ms([4.58, 3.33, 3.12, 3.10, 2.52]),
-    note=("Its naive kernel and reductions 1-4 (non-divergent branch, "
-          "sequential addressing, first add during load, unroll the last "
-          "warp) are our steps 1-5."),
-)
-
 REFERENCES: Mapping[str, ReferenceTable] = MappingProxyType(
-    {t.key: t for t in (HARRIS, SHARED_MEMORY_REDUCTION, REPORT_LAB7)})
+    {t.key: t for t in (HARRIS,)})
 """All reference tables by key, in the order plots show them."""
 
 

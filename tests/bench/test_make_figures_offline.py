@@ -1,14 +1,21 @@
 """docs/make_figures.py without a GPU: the README's figures and table
 redrawn from a recorded run (the synthetic sweep of bench_data, written to a
-file: the committed docs/figures/ladder.json is regenerated from a GPU run),
-and a clean failure when measuring."""
+file), a clean failure when measuring, and the committed figures as a fresh
+draw of the committed record (docs/figures/ladder.json)."""
 from __future__ import annotations
 
 import importlib.util
+import json
+
+import numpy as np
 
 from support.bench_data import (PNG_MAGIC, RECORDING_PATH,  # noqa: F401
-                                needs_matplotlib, sweep)
+                                matplotlib, needs_matplotlib, plot, sweep)
 from cudareduce.bench.results import Results
+
+if matplotlib is not None:
+    import matplotlib.image
+    from PIL import Image           # matplotlib's own dependency
 
 
 def _load_script():
@@ -73,3 +80,48 @@ def test_make_figures_shows_2_22_and_the_default_size(tmp_path, sweep,
     assert module.shown_sizes([1 << 22], 1 << 26) == [1 << 22]
     assert module.shown_sizes([1 << 22, 1 << 24, 1 << 28], 1 << 24) == [
         1 << 22, 1 << 24]
+
+
+# ---------------------------------------------------------------------------
+# The committed figures
+
+
+FIGURES = RECORDING_PATH.parent
+
+
+def _png(path) -> tuple[dict, str, np.ndarray]:
+    """What a PNG written by the plots shows (plot.PLOTTED_KEY), the
+    matplotlib that drew it, and its pixels."""
+    with Image.open(path) as image:
+        text = dict(image.text)
+    assert plot.PLOTTED_KEY in text, (
+        f"{path.name} holds no {plot.PLOTTED_KEY}: redraw it with python "
+        f"docs/make_figures.py --from docs/figures/ladder.json")
+    return (json.loads(text[plot.PLOTTED_KEY]), text.get("Software", ""),
+            matplotlib.image.imread(path))
+
+
+@needs_matplotlib
+def test_committed_figures_are_what_make_figures_draws(tmp_path):
+    """docs/figures/ladder-speedup.png, ladder-bandwidth.png and
+    ladder-table.md are what ``python docs/make_figures.py --from
+    docs/figures/ladder.json`` draws now from the committed record: the
+    table to the byte, each PNG the same plotted data as a fresh draw
+    (titles, labels, ticks, every bar and line and its colour: what the
+    PNG holds under plot.PLOTTED_KEY) and, where the same matplotlib drew
+    both (its version is in the PNG), the same pixels.  After a change to
+    the plots or the record, redraw them with that command."""
+    module = _load_script()
+    assert module.main(["--from", str(RECORDING_PATH),
+                        "--out", str(tmp_path)]) == 0
+    name = "ladder-table.md"
+    assert (tmp_path / name).read_text(encoding="utf-8") == \
+        (FIGURES / name).read_text(encoding="utf-8"), \
+        f"{name} is not what make_figures.py writes"
+    for name in ("ladder-speedup.png", "ladder-bandwidth.png"):
+        committed, drawn_by, pixels = _png(FIGURES / name)
+        fresh, fresh_drawn_by, fresh_pixels = _png(tmp_path / name)
+        assert committed == fresh, f"{name} is not what make_figures.py draws"
+        if drawn_by == fresh_drawn_by:
+            assert np.array_equal(pixels, fresh_pixels), \
+                f"{name}: other pixels than make_figures.py draws"

@@ -2,11 +2,10 @@
 
 - Everywhere (CI has no GPU): executed headless with nbclient in recorded
   mode (``CUDAREDUCE_NOTEBOOK_RECORDED`` pointing at a synthetic recording
-  that bench_data writes: the committed ``docs/figures/ladder.json``, the
-  notebook's default, is regenerated from a GPU run of the current bench,
-  so the offline tests read it only as raw JSON), failing on any cell
-  error, and its outputs checked: the recorded device, the HTML table, both
-  plots.
+  that bench_data writes, so that the checks lean on no figure of the
+  committed ``docs/figures/ladder.json``, the notebook's default), failing
+  on any cell error, and its outputs checked: the recorded device, the HTML
+  table, both plots.
 - On a GPU machine (marked ``gpu``): executed for real, with no recorded
   results -- the live NumPy sums, the CuPy sums when CuPy imports, and a real
   ``bench.run`` sweep.  Without nbclient there, its code cells run in order
@@ -19,8 +18,10 @@ The kernel is this interpreter, through a temporary kernel spec (see
 """
 from __future__ import annotations
 
+import base64
 import copy
 import importlib.util
+import io
 import json
 import os
 import re
@@ -161,16 +162,14 @@ def test_notebook_is_valid_and_short():
 
 def test_committed_recording_is_the_h100_sweep():
     """docs/figures/ladder.json, the notebook's default recording: an H100
-    sweep of 2^10..2^28, all correct.  Read as raw JSON: it is regenerated
-    from a GPU run of the current bench and until then may be of the
-    bench's older schema; once it is of the current one it must be valid."""
+    sweep of 2^10..2^28, all correct, a valid document of the current
+    schema (the committed figures are redrawn from it)."""
     doc = json.loads(RECORDED.read_text(encoding="utf-8"))
+    schema.validate_document(doc)
     assert doc["device"]["name"] == RECORDED_GPU
     assert sorted({r["n"] for r in doc["results"]}) == \
         [1 << k for k in range(10, 29)]
     assert all(r["correct"] for r in doc["results"])
-    if doc.get("schema") == schema.SCHEMA:
-        schema.validate_document(doc)
 
 
 # ---------------------------------------------------------------------------
@@ -210,6 +209,56 @@ def test_notebook_runs_in_recorded_mode(device_error, synthetic_recording,
     assert len(_outputs_of(nb, "image/png")) == 2
     # the side-by-side table: this run and every reference
     assert "this run" in everything and "harris" in everything
+
+
+#: How the stored outputs are refreshed (benchmarks/run_notebook.py).
+REFRESH = ("python benchmarks/run_notebook.py --recorded "
+           "docs/figures/ladder.json --inplace --keep-live")
+
+
+def _png(encoded: str) -> tuple[str, np.ndarray]:
+    """The matplotlib that drew a stored PNG output, and its pixels."""
+    from PIL import Image   # noqa: PLC0415 - matplotlib's own dependency
+
+    with Image.open(io.BytesIO(base64.b64decode(encoded))) as image:
+        return (image.text.get("Software", ""),
+                np.asarray(image.convert("RGBA")))
+
+
+def test_stored_outputs_replay_the_committed_recording():
+    """The outputs stored in the notebook are what its cells show now,
+    replaying the committed recording (docs/figures/ladder.json): every
+    text to the character, every plot to the pixel where the same
+    matplotlib drew both.  The cells that depend on the GPU (the probe and
+    the live sums, run on the recording's GPU) are left out.  After a
+    change to the bench's tables or plots: REFRESH."""
+    if not _have_nbclient():
+        pytest.fail("executing the notebook needs nbclient, nbformat and "
+                    "ipykernel: pip install -e '.[test]'")
+    import nbformat   # noqa: PLC0415
+
+    stored = nbformat.read(NOTEBOOK, as_version=4)
+    fresh = runner.execute(NOTEBOOK, recorded=RECORDED)
+    _check_all_ran(fresh)
+    replayed = 0
+    for index, (old, new) in enumerate(zip(stored.cells, fresh.cells)):
+        if old.cell_type != "code" or runner.depends_on_the_gpu(old.source):
+            continue
+        replayed += 1
+        stale = f"cell {index}'s stored output is stale: {REFRESH}"
+        assert len(old.outputs) == len(new.outputs), stale
+        for a, b in zip(copy.deepcopy(old.outputs),
+                        copy.deepcopy(new.outputs)):
+            png_a = a.get("data", {}).pop("image/png", None)
+            png_b = b.get("data", {}).pop("image/png", None)
+            assert a == b, stale
+            assert (png_a is None) == (png_b is None), stale
+            if png_a is not None:
+                (drawn_by, pixels), (fresh_by, fresh_pixels) = \
+                    _png(png_a), _png(png_b)
+                if drawn_by == fresh_by:
+                    assert np.array_equal(pixels, fresh_pixels), stale
+    assert replayed >= 7
 
 
 def test_notebook_cells_run_as_a_script_in_recorded_mode(

@@ -39,14 +39,8 @@ def test_plot_step_speedups_from_sample(sample, tmp_path):
     user = f"{name} (this run, n = 2^22)"
     refs = reference.REFERENCES
     # this run: the 8 steps (fast included, cub not: it is no step)
-    assert _bars(top) == {user: 8,
-                          refs["harris"].label: 7,
-                          refs["shared_memory_reduction"].label: 6,
-                          refs["report_lab7"].label: 5}
-    assert _bars(bottom) == {user: 7,
-                             refs["harris"].label: 6,
-                             refs["shared_memory_reduction"].label: 5,
-                             refs["report_lab7"].label: 4}
+    assert _bars(top) == {user: 8, refs["harris"].label: 7}
+    assert _bars(bottom) == {user: 7, refs["harris"].label: 6}
     reference_lines = [line.get_label() for line in top.get_lines()]
     assert len(reference_lines) == 3
     assert reference_lines[0].startswith("cub (reference, this run): ")
@@ -75,10 +69,7 @@ def test_plot_step_speedups_labels_sources_by_name(sample):
     and size, never by where the project keeps them."""
     fig = plot.plot_step_speedups(sample)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert legend[1:4] == [
-        "Harris 2007 (G80, 2^22 ints)",
-        '"Shared Memory Based Reduction" (RTX 3060, 2^22)',
-        'Gwiżdż & Mucha, "Report Lab7" (1024×65535 floats)']
+    assert legend[1:2] == ["Harris 2007 (G80, 2^22 ints)"]
     assert not any("seed" in label.lower() for label in legend)
 
 
@@ -346,3 +337,105 @@ def test_plots_reject_invalid_documents(sample):
 def test_plot_module_does_not_select_a_backend():
     run_python("import sys, cudareduce.bench.plot, cudareduce.bench; "
                "assert 'matplotlib.pyplot' not in sys.modules")
+
+
+@needs_matplotlib
+def test_saved_png_holds_what_it_plots(sample, tmp_path):
+    """A PNG the plots save carries plot.plotted of its figure (what
+    make_figures' committed figures are checked by): the figure's bars,
+    lines and texts, so that a change to any of them shows; other formats
+    save without it."""
+    import json
+
+    from PIL import Image
+
+    path = tmp_path / "speedup.png"
+    fig = plot.plot_step_speedups(sample, path=path)
+    with Image.open(path) as image:
+        saved = json.loads(image.text[plot.PLOTTED_KEY])
+    assert saved == plot.plotted(fig)
+    top = saved["axes"][0]
+    assert saved["title"] == fig.get_suptitle()
+    assert [b["label"] for b in top["bars"]] == list(_bars(fig.axes[0]))
+    assert top["bars"][0]["height"] == pytest.approx(
+        [p.get_height() for p in fig.axes[0].containers[0].patches])
+    assert top["legend"][1] == "Harris 2007 (G80, 2^22 ints)"
+    # one time of the size shown changed: another figure
+    (shown,) = [r for r in sample["results"] if r["n"] == 1 << 22
+                and r["dtype"] == "float32" and r["method"] == "first_add"]
+    shown["cold_us"] *= 2
+    assert plot.plotted(plot.plot_step_speedups(sample)) != saved
+    plot.plot_bandwidth(sample, path=tmp_path / "bandwidth.svg")
+    assert (tmp_path / "bandwidth.svg").read_bytes().startswith(b"<?xml")
+
+
+# ---------------------------------------------------------------------------
+# Without matplotlib
+
+
+_WITHOUT_MATPLOTLIB = r'''
+import contextlib, importlib.util, io, json, sys, tempfile
+sys.modules["matplotlib"] = None          # as if it were not installed
+from cudareduce.bench import cli
+from cudareduce.bench.results import Results
+
+sample, make_figures_py = sys.argv[1], sys.argv[2]
+said = {}
+try:
+    import cudareduce.bench.plot
+except ImportError as e:
+    said["import"] = str(e)
+try:
+    Results.from_json(sample).plot_step_speedups()
+except ImportError as e:
+    said["Results.plot_step_speedups"] = str(e)
+cli.run = lambda *args, **kwargs: Results.from_json(sample)
+with tempfile.TemporaryDirectory() as tmp:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = cli.main(["--plot", tmp + "/run.png"])
+    said["python -m cudareduce.bench --plot"] = (rc, err.getvalue())
+    spec = importlib.util.spec_from_file_location("make_figures", make_figures_py)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = module.main(["--from", sample, "--out", tmp])
+    said["docs/make_figures.py"] = (rc, err.getvalue())
+print(json.dumps(said))
+'''
+
+
+def test_without_matplotlib_the_plots_name_the_extra_to_install():
+    """With matplotlib missing (None in sys.modules, in a child Python),
+    importing the plots, a Results' plot, ``--plot`` and
+    docs/make_figures.py each say which extra to install (``bench``,
+    which holds matplotlib): an ImportError with the command, or a
+    one-line message and exit status 1, never a bare ModuleNotFoundError
+    traceback."""
+    import json
+    import re
+
+    from support.bench_data import RECORDING_PATH
+
+    pyproject = (RECORDING_PATH.parents[2] / "pyproject.toml").read_text(
+        encoding="utf-8")
+    (bench_extra,) = re.findall(r"^bench = \[(.*)\]$", pyproject, re.M)
+    assert '"matplotlib"' in bench_extra
+    make_figures = RECORDING_PATH.parent.parent / "make_figures.py"
+    proc = run_python(_WITHOUT_MATPLOTLIB, str(SAMPLE_PATH),
+                      str(make_figures))
+    said = json.loads(proc.stdout)
+    assert list(said) == ["import", "Results.plot_step_speedups",
+                          "python -m cudareduce.bench --plot",
+                          "docs/make_figures.py"]
+    install = 'python -m pip install -e ".[bench]"'
+    for where, message in said.items():
+        if isinstance(message, list):
+            rc, printed = message
+            assert rc == 1, where
+            assert "Traceback" not in printed, where
+            message = printed.splitlines()[-1]      # its last line
+        assert "need matplotlib" in message, (where, message)
+        assert "install the bench extra" in message and install in message, \
+            (where, message)

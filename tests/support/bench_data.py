@@ -55,8 +55,9 @@ SAMPLE_PATH = DATA / "bench_sample.json"
 #: (tests/bench/test_counters_offline.py reads it and its 2^26 sibling).
 NCU_RECORDING = DATA / "ncu-h100-float32-2p22.csv"
 #: The committed recording the README's figures and the notebook show by
-#: default.  It is regenerated from a GPU run; until then it may be of an
-#: older schema, so the offline tests read it only as raw JSON.
+#: default: a GPU run (``python docs/make_figures.py``) of the current
+#: schema, which the committed figures are redrawn from without a GPU
+#: (``--from``; test_make_figures_offline checks that they are).
 RECORDING_PATH = Path(__file__).resolve().parents[2] / "docs" / \
     "figures" / "ladder.json"
 #: Every method of ours, in the extension's order: the seven ladder steps,
