@@ -13,10 +13,11 @@
  * facts.c: plan, block_sizes, reduction_dtypes, methods, device_info.
  * bench.c: the bench's timers and stream holders, the tests' fault hook.
  * module.c: the module: its state, method table, exec, traverse, clear.
+ * layout.c: a strided layout checked and simplified (plain C: layout.h).
  *
  * Calls go one way, down these layers (none calls back up): module.c;
  * facts.c and bench.c; reduce.c; input.c and numpy_result.c; operators.c
- * and streams.c; dtype_rules.c and errors.c.
+ * and streams.c; dtype_rules.c, errors.c and layout.c.
  */
 #ifndef CUDAREDUCE_EXTENSION_H
 #define CUDAREDUCE_EXTENSION_H
@@ -35,6 +36,7 @@
 #include "cudareduce.h"
 #include "cudareduce_testing.h"
 #include "cudareduce_timing.h"
+#include "layout.h"
 
 /* --- dtype_rules.c ------------------------------------------------------ */
 
@@ -157,7 +159,7 @@ typedef struct {
     int dl_versioned;
     cr_location location;
     const void *data;           /* the pointer the layout is planned for */
-    int ndim;                   /* as given, before cr_plan_layout */
+    int ndim;                   /* as given, before crpy_plan_layout */
     int c_order;                /* the layout keeps the elements' C order */
     cr_layout layout;           /* of every input: its n, its offset */
     const crpy_dtype *dtype;
@@ -169,9 +171,9 @@ typedef struct {
 } crpy_input;
 
 /* Fills `input` from any array-like, its layout in the elements' C order
- * if `c_order` is set (cr_plan_layout).  `stream` (if `stream_given`) is the
- * caller's stream, which DLPack producers are asked to order their work
- * before; the stream the data is ready on otherwise is the input's
+ * if `c_order` is set (crpy_plan_layout).  `stream` (if `stream_given`)
+ * is the caller's stream, which DLPack producers are asked to order their
+ * work before; the stream the data is ready on otherwise is the input's
  * producer stream.  A DLPack producer is called with its data's device
  * current (a failure to make it so raises CudaError or ValueError).
  * Returns 0, or -1 with an exception set and nothing held. */

@@ -138,10 +138,11 @@ static int
 plan_device_layout(crpy_input *input, int ndim, const int64_t *shape,
                    const int64_t *strides, const char *source)
 {
-    cr_error failure;
-    if (cr_plan_layout(ndim, shape, strides, (size_t)input->dtype->itemsize,
-                       input->c_order, &input->layout, &failure) != CR_OK) {
-        PyErr_Format(PyExc_ValueError, "%s: %s", source, failure.message);
+    const char *refused = crpy_plan_layout(
+        ndim, shape, strides, (size_t)input->dtype->itemsize,
+        input->c_order, &input->layout);
+    if (refused != NULL) {
+        PyErr_Format(PyExc_ValueError, "%s: %s", source, refused);
         return -1;
     }
     if (input->layout.n > 0) {
@@ -170,14 +171,15 @@ plan_host_layout(PyArrayObject *array, crpy_input *input)
     int64_t shape[NPY_MAXDIMS];
     int64_t strides[NPY_MAXDIMS];
     const int ndim = PyArray_NDIM(array);
-    cr_error failure;
     for (int d = 0; d < ndim; d++) {
         shape[d] = (int64_t)PyArray_DIM(array, d);
         strides[d] = (int64_t)PyArray_STRIDE(array, d);
     }
-    if (cr_plan_layout(ndim, shape, strides, (size_t)PyArray_ITEMSIZE(array),
-                       input->c_order, &input->layout, &failure) != CR_OK) {
-        PyErr_Format(PyExc_ValueError, "array: %s", failure.message);
+    const char *refused = crpy_plan_layout(
+        ndim, shape, strides, (size_t)PyArray_ITEMSIZE(array),
+        input->c_order, &input->layout);
+    if (refused != NULL) {
+        PyErr_Format(PyExc_ValueError, "array: %s", refused);
         return -1;
     }
     return 0;

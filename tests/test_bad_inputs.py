@@ -19,7 +19,7 @@ Where the entries run
 
 Not refused
     Negative strides (views that run backwards) are supported: the layout
-    is reversed (``cr_plan_layout``), so they are checked as accepted, and
+    is reversed (``crpy_plan_layout``), so they are checked as accepted, and
     only an extent that overflows is refused.
 
 Known library bugs are marked ``xfail(strict=True)`` with the reason; the

@@ -241,7 +241,8 @@ cr_status cr_plan_launch(int64_t n, cr_method method, int threads,
                          cr_plan *plan, cr_error *error);
 
 /* A strided array, as the __cuda_array_interface__ or DLPack gives it:
- * shape and strides in bytes (strides may be negative or 0).  Where the
+ * shape and strides in bytes (strides may be negative or 0), checked and
+ * simplified by the caller (csrc/layout.c, plain C).  Where the
  * elements a reduction reads do not depend on their order, the layout is
  * simplified to an equivalent one: size-1 dimensions dropped, negative
  * strides flipped (moving the base), dimensions sorted by decreasing
@@ -271,17 +272,6 @@ cr_layout_start(const void *data, const cr_layout *layout)
 {
     return (const char *)data + (layout != NULL ? layout->offset : 0);
 }
-
-/* Checks and simplifies a layout (strides NULL: C-contiguous), keeping
- * the C order of the elements if `c_order` is set.  Refuses,
- * with CR_ERR_INVALID and a message: a negative extent, a size or span
- * that overflows, strides not a multiple of the item size.  Strides under
- * which distinct index positions share memory (broadcasting, as_strided
- * views) are valid: each position is an element, as in NumPy.  Plain C:
- * no CUDA call. */
-cr_status cr_plan_layout(int ndim, const int64_t *shape,
-                         const int64_t *strides, size_t itemsize,
-                         int c_order, cr_layout *layout, cr_error *error);
 
 /* Facts about the current device, and the software that drives it (what
  * a measurement needs to be compared with another honestly). */
