@@ -78,6 +78,21 @@ const crpy_dtype *crpy_same_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_bool_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_index_dtype(const crpy_dtype *input);
 
+/* NumPy's cast rule: what the kernels do for NumPy's reduction of the
+ * request's elements (its type) into `result` with `op`
+ * (numpy.sum(a, dtype=result) for a sum): each element is cast to
+ * request->cast (its type itself: no cast) and combined with request->op
+ * in request->acc, which this fills.  The cast is NumPy's per-element
+ * cast to the result dtype where it differs from converting to the
+ * accumulator: into float16 or bfloat16 (rounding) and from floats into
+ * integers (truncating; int32, int64 or uint64, the convert NumPy's cast
+ * goes through).  Elements that cannot be NaN take the operator
+ * WITHOUT_NAN (CR_OPS); into bool, min and max are the product and the
+ * sum.  An INDEX operator reads the elements as they are, beside their
+ * index, in the accumulator of its column for their type (`result` is
+ * the index's type). */
+void crpy_reduction_for(cr_type result, cr_op op, cr_request *request);
+
 /* --- operators.c -------------------------------------------------------- */
 
 /* A Python-level operator, one row of operators.c's table: what the

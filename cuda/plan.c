@@ -52,20 +52,6 @@ static const struct {
 #undef TYPE_FACTS
 
 static int
-type_is_float(cr_type type)
-{
-    return type_facts[type].kind == 'f';
-}
-
-/* Floats and complex types: NumPy's inexact ones, which can be NaN (a
- * complex one where either part is). */
-static int
-type_is_inexact(cr_type type)
-{
-    return type_facts[type].kind == 'f' || type_facts[type].kind == 'c';
-}
-
-static int
 method_is_valid(cr_method method)
 {
     return (int)method >= 0 && method < CR_METHOD_COUNT;
@@ -241,56 +227,6 @@ cr_type
 cr_result_value_type(cr_type acc, cr_op op)
 {
     return cr_op_gives_index(op) ? CR_TYPE_INT64 : acc;
-}
-
-/* The convert NumPy's cast of a float into an integer result goes
- * through, on x86-64 (numpy_cast in casts.cuh): 32-bit signed for the
- * types it holds, 64-bit signed for uint32 and int64, and its own
- * sequence for uint64. */
-static cr_type
-float_to_integer_cast(cr_type result)
-{
-    switch (result) {
-    case CR_TYPE_UINT32:
-    case CR_TYPE_INT64:
-        return CR_TYPE_INT64;
-    case CR_TYPE_UINT64:
-        return CR_TYPE_UINT64;
-    default:
-        return CR_TYPE_INT32;
-    }
-}
-
-void
-cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
-                 cr_type *acc, cr_op *kernel_op)
-{
-    *cast = type;
-    *acc = cr_accumulator_type(result, op);
-    *kernel_op = type_is_inexact(type) ? op : cr_op_without_nan(op);
-    if (cr_op_gives_index(op)) {
-        /* The elements' own values beside their index, whatever the
-         * index's type. */
-        *acc = cr_accumulator_type(type, op);
-    }
-    else if (result == CR_TYPE_BOOL) {
-        /* x != 0 is NumPy's cast to bool; or and and are max and min. */
-        if (*kernel_op == CR_OP_MAX) {
-            *kernel_op = CR_OP_SUM;
-        }
-        else if (*kernel_op == CR_OP_MIN) {
-            *kernel_op = CR_OP_PROD;
-        }
-    }
-    else if (type_is_float(result) && *acc != result && type != result) {
-        /* Into float16 or bfloat16 (which accumulate wider): each element
-         * rounded to it first, as NumPy casts before it adds. */
-        *cast = result;
-    }
-    else if (type_is_inexact(type) && !type_is_inexact(result)) {
-        /* A complex element's real part, as NumPy casts it. */
-        *cast = float_to_integer_cast(result);
-    }
 }
 
 static int64_t

@@ -216,20 +216,6 @@ size_t cr_result_size(cr_type acc, cr_op op);
 size_t cr_result_value_offset(cr_type acc, cr_op op);
 cr_type cr_result_value_type(cr_type acc, cr_op op);
 
-/* What the kernels do for NumPy's reduction of `type` elements into
- * `result` with `op` (numpy.sum(a, dtype=result) for a sum): each element
- * is cast to *cast (`type` itself: no cast) and combined with *kernel_op
- * in *acc.  The cast is NumPy's per-element cast to the result dtype where
- * it differs from converting to the accumulator: into float16 or bfloat16
- * (rounding) and from floats into integers (truncating; int32, int64 or
- * uint64, the convert NumPy's cast goes through).  Elements that cannot be NaN take
- * the operator WITHOUT_NAN; into bool, min and max are the product and
- * the sum.  An INDEX operator reads the elements as they are, beside
- * their index, in the accumulator of its column for `type` (`result` is
- * the index's type).  Plain C: no CUDA call. */
-void cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
-                      cr_type *acc, cr_op *kernel_op);
-
 /* Plans the passes of reducing n elements of item_size bytes whose
  * accumulator is acc_size bytes, `threads` per block (0: the method's
  * default for n and item_size).  sm_count is used only where
@@ -354,7 +340,8 @@ typedef struct {
     const cr_layout *layout;    /* NULL: n contiguous elements at data */
     int64_t n;
     cr_type type;               /* the elements' */
-    cr_type cast;               /* cast, acc and op: from cr_reduction_for */
+    cr_type cast;               /* cast, acc and op: NumPy's cast rule
+                                 * (the caller's: csrc/dtype_rules.c) */
     cr_type acc;
     cr_op op;
     cr_method method;
