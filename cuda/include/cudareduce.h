@@ -155,8 +155,12 @@ typedef enum {
  * block (one of the valid powers of two). */
 int cr_method_takes_threads(cr_method method, int threads,
                             cr_instances instances);
-/* Whether the plan of this method depends on the device's SM count. */
+/* Whether the plan of this method depends on the device's SM count (its
+ * grid is sized from it, and its threads stride across the input). */
 int cr_method_needs_sm_count(cr_method method);
+/* Whether one launch of this method reduces any n (fast: its last block
+ * reduces the partials). */
+int cr_method_single_pass(cr_method method);
 /* Elements each thread loads before the tree, per sweep of the grid, for
  * elements of item_size bytes: a block covers threads * this many
  * elements (steps 1-6: consecutive ones). */
