@@ -4,8 +4,13 @@
  * operators.c: the Python-level operators as rows (sum, prod, mean, min,
  *              max, any, all, argmin, argmax and the NaN-skipping ones).
  * errors.c: cuda/'s failures as Python exceptions (CudaError).
- * input.c: any array-like -> a pointer, a layout and a dtype (NumPy,
- *          __cuda_array_interface__, DLPack).
+ * input.c: any array-like -> a pointer, a layout and a dtype: the
+ *          protocols in the order they are tried, each read by one of:
+ * cuda_array_interface.c: __cuda_array_interface__, a torch.Tensor read as
+ *          its interface would give it, and every device input's layout
+ *          check;
+ * dlpack.c: __dlpack__ / __dlpack_device__;
+ * numpy_input.c: host arrays, as NumPy reads them.
  * streams.c: the streams a call runs on and waits for.
  * numpy_result.c: cr_reduce's value as NumPy's scalar, with NumPy's
  *                 floating-point warnings.
@@ -16,8 +21,9 @@
  * layout.c: a strided layout checked and simplified (plain C: layout.h).
  *
  * Calls go one way, down these layers (none calls back up): module.c;
- * facts.c and bench.c; reduce.c; input.c and numpy_result.c; operators.c
- * and streams.c; dtype_rules.c, errors.c and layout.c.
+ * facts.c and bench.c; reduce.c; input.c and numpy_result.c; dlpack.c;
+ * cuda_array_interface.c and numpy_input.c; operators.c and streams.c;
+ * dtype_rules.c, errors.c and layout.c.
  */
 #ifndef CUDAREDUCE_EXTENSION_H
 #define CUDAREDUCE_EXTENSION_H
@@ -197,6 +203,55 @@ int crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
 
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);
+
+/* The protocols' readers, below, each fill `input` (zeroed, its c_order
+ * set) from `obj` as their protocol gives it: 0, or -1 with an exception
+ * set (crpy_release_input releases what they hold either way). */
+
+/* --- cuda_array_interface.c --------------------------------------------- */
+
+/* A __cuda_array_interface__ dict, `interface`, of `obj`. */
+int crpy_acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input);
+/* A CUDA torch.Tensor as its __cuda_array_interface__ would give it
+ * (strides only when it is not contiguous; pointer 0 when empty), and
+ * ready on PyTorch's current stream of its device, which that interface
+ * (torch/_tensor.py: version 2) does not name, without building that
+ * dict, which PyTorch builds in Python, the slower way.  1 when read; 0
+ * when `obj` takes the interface's path, which raises what PyTorch raises
+ * (not a plain torch.Tensor, not on a CUDA device, requiring grad, not
+ * strided, a dtype the kernels do not take); -1 with an exception. */
+int crpy_acquire_torch_tensor(PyObject *obj, crpy_input *input);
+/* Whether `obj` is a torch.Tensor or an instance of a subclass: 0 or 1. */
+int crpy_is_torch_instance(PyObject *obj);
+/* The layout of a device array (input->data, ->dtype and ->c_order set),
+ * its size, and the alignment every kernel load relies on (a misaligned
+ * load faults and poisons the context); a ValueError names `source`. */
+int crpy_plan_device_layout(crpy_input *input, int ndim,
+                            const int64_t *shape, const int64_t *strides,
+                            const char *source);
+
+/* --- dlpack.c ----------------------------------------------------------- */
+
+/* A DLPack producer, whose __dlpack_device__ is `device_fn`: a CUDA
+ * tensor read in place, its producer asked to order its work before
+ * `stream` if `stream_given`, else before the legacy default stream
+ * (PyTorch's current one for a subclass of torch.Tensor), which the input
+ * then names as its producer's; a CPU one through
+ * crpy_acquire_host_dlpack. */
+int crpy_acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
+                        uintptr_t stream, crpy_input *input);
+/* Hands a DLPack tensor that `input` holds back to its producer's
+ * deleter, the caller's exception (if any) kept aside meanwhile. */
+void crpy_release_dlpack(crpy_input *input);
+
+/* --- numpy_input.c ------------------------------------------------------ */
+
+/* A host array: a numpy.ndarray or anything numpy.asarray takes (not a
+ * numpy.ma.MaskedArray), read in place where it is aligned and in native
+ * byte order, whatever its strides, else a converted copy. */
+int crpy_acquire_host(PyObject *obj, crpy_input *input);
+/* A CPU DLPack tensor, through numpy.from_dlpack, as a host array. */
+int crpy_acquire_host_dlpack(PyObject *obj, crpy_input *input);
 
 /* --- streams.c ---------------------------------------------------------- */
 

@@ -5,7 +5,7 @@
  * streams of PyTorch (crpy_torch_stream) and CuPy, and the stream the
  * reduction runs on, with the producer's stream it waits for
  * (crpy_choose_streams).  The producers' own stream values are read where
- * their protocols are parsed (input.c). */
+ * their protocols are parsed (input.c's readers). */
 #include "extension.h"
 
 /* --- stream= and DLPack's consumer stream --------------------------- */

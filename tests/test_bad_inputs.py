@@ -198,7 +198,7 @@ class Bad:
 
 
 CATALOGUE = [
-    # --- a torch.Tensor read from its attributes (csrc/input.c) -----------
+    # --- a torch.Tensor read from its attributes (csrc/cuda_array_interface.c)
     Bad("torch-misaligned", lambda f: f(torch_like(data_ptr=FAKE_POINTER + 2)),
         ValueError, r"torch.Tensor: data pointer .* is not aligned to the "
         r"4-byte item size"),
