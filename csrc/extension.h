@@ -278,12 +278,15 @@ uintptr_t crpy_dlpack_stream(int given, uintptr_t stream);
 int crpy_torch_stream(int device, uintptr_t *handle);
 
 /* request->stream, ->wait and ->wait_stream for `input`, whose request
- * is filled but for them (its device known): the caller's stream (if
+ * is filled but for them (its data and out set): the caller's stream (if
  * given) after the producer's; without one, the user's current stream
  * (PyTorch's inside torch.cuda.stream(s) or a torch.cuda.graph capture;
  * CuPy's inside `with stream:` for data that names no stream) after the
  * producer's and before its later work (request->join), else the
- * producer's own.  0, or -1 with an exception. */
+ * producer's own.  Where the user's current stream is asked for, so is
+ * the call's device (is that stream one of it?), and the answer is kept
+ * in the request (request->device, device_known) for cr_reduce.  0, or
+ * -1 with an exception. */
 int crpy_choose_streams(const crpy_input *input, int given,
                         uintptr_t stream, cr_request *request);
 

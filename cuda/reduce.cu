@@ -41,7 +41,8 @@ pointer_device(const void *pointer, const char *what, int *device,
 
 /* The device a call runs on (*device) and the caller's (*current): its
  * device data's, else its device out's, else (host data into a host
- * result, managed memory) the current one.  The current device is asked
+ * result, managed memory) the current one; the request's own answer
+ * where it keeps one (device_known).  The current device is asked
  * first: on a machine with no usable driver that is the CudaError that
  * says so, where cudaPointerGetAttributes would fail as for a host
  * pointer (tests/test_bad_inputs.py, run without a GPU). */
@@ -52,6 +53,11 @@ call_device(const cr_request *request, int *current, int *device,
     cr_status status = CR_OK;
     int data_device = -1, out_device = -1;
     CR_CHECK(cudaGetDevice(current));
+    if (request->device_known) {
+        /* The pointers were asked about then, and passed. */
+        *device = request->device;
+        goto done;
+    }
     if (request->location == CR_DEVICE && request->n > 0) {
         status = pointer_device(cr_layout_start(request->data,
                                                 request->layout),

@@ -360,13 +360,19 @@ typedef struct {
     cr_type reduced;            /* with out: the steps that finish it */
     int divide_by_n;
     cr_type result;
+    int device_known;           /* device is cr_request_device's answer for
+                                 * this request (its data and out), which
+                                 * the caller asked for already: cr_reduce
+                                 * does not ask again */
+    int device;
 } cr_request;
 
 cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
 
 /* The device cr_reduce would run `request` on: its device data's, else
- * its device out's, else the current one. */
+ * its device out's, else the current one (a caller that keeps the answer
+ * in request->device, device_known set, spares cr_reduce the question). */
 cr_status cr_request_device(const cr_request *request, int *device,
                             cr_error *error);
 
