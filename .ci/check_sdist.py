@@ -9,10 +9,12 @@ Usage: check_sdist.py SDIST [--repo DIR] [--wheel WHEEL]
   recorded runs of docs/recorded/, the rendered figures), which the sdist
   must not hold.
 - Every ``#include "..."`` of every C, CUDA and header file in the sdist
-  resolves inside it: next to the including file, or in one of the
-  include directories setup.py gives the compilers (its ``INCLUDE_DIRS``,
-  read from the sdist's setup.py: cuda/include, then cuda/, whose
-  subfolders' headers are named from there, "memory/pool.cuh").
+  resolves inside it: next to the including file (also by a path that
+  climbs out of its folder: tests/support/c/ includes csrc/layout.h), or
+  in one of the include directories setup.py gives the compilers (its
+  ``INCLUDE_DIRS``, read from the sdist's setup.py: cuda/include, then
+  cuda/, whose subfolders' headers are named from there,
+  "memory/pool.cuh").
 - Every import of a sibling module by a file in tests/ resolves in tests/.
 - With ``--wheel``: the wheel built from the sdist holds every module of
   the package (``cudareduce/**/*.py``), subpackages included, which
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import posixpath
 import re
 import subprocess
 import sys
@@ -95,9 +98,10 @@ def unresolved_includes(files: dict) -> list[str]:
             continue
         here = PurePosixPath(name).parent
         for header in INCLUDE.findall(content.decode(errors="replace")):
+            # "../../../csrc/layout.h" as the compiler resolves it.
             candidates = [here / header] + [PurePosixPath(d) / header
                                             for d in dirs]
-            if not any(str(c) in files for c in candidates):
+            if not any(posixpath.normpath(c) in files for c in candidates):
                 problems.append(f"{name}: #include \"{header}\" is not in "
                                 f"the sdist")
     return problems

@@ -1,6 +1,6 @@
 /* dtype_rules.c: the dtypes the kernels take (the rows of
- * cuda/include/types.def), and
- * NumPy's rules for the dtypes of a reduction. */
+ * cuda/include/types.def), NumPy's rules for the dtypes of a reduction,
+ * and NumPy's cast rule: what the kernels do for it. */
 #include "extension.h"
 
 /* ml_dtypes registers bfloat16 with NumPy at its import: no typenum is
@@ -222,4 +222,58 @@ crpy_result_dtypes(const crpy_operator *op, const crpy_dtype *input,
     *reduced = given ? given : op->reduced_dtype(input);
     *result = given ? given : op->result_dtype(input);
     return 0;
+}
+
+/* --- NumPy's cast rule: what the kernels do ------------------------------ */
+
+/* The convert NumPy's cast of a float into an integer result goes
+ * through, on x86-64 (numpy_cast in cuda/kernels/casts.cuh): 32-bit
+ * signed for the types it holds, 64-bit signed for uint32 and int64, and
+ * its own sequence for uint64. */
+static cr_type
+float_to_integer_cast(cr_type result)
+{
+    switch (result) {
+    case CR_TYPE_UINT32:
+    case CR_TYPE_INT64:
+        return CR_TYPE_INT64;
+    case CR_TYPE_UINT64:
+        return CR_TYPE_UINT64;
+    default:
+        return CR_TYPE_INT32;
+    }
+}
+
+void
+crpy_reduction_for(cr_type result, cr_op op, cr_request *request)
+{
+    const cr_type type = request->type;
+    const crpy_dtype *elements = &dtype_table[type];
+    request->cast = type;
+    request->acc = cr_accumulator_type(result, op);
+    request->op = is_inexact(elements) ? op : cr_op_without_nan(op);
+    if (cr_op_gives_index(op)) {
+        /* The elements' own values beside their index, whatever the
+         * index's type. */
+        request->acc = cr_accumulator_type(type, op);
+    }
+    else if (result == CR_TYPE_BOOL) {
+        /* x != 0 is NumPy's cast to bool; or and and are max and min. */
+        if (request->op == CR_OP_MAX) {
+            request->op = CR_OP_SUM;
+        }
+        else if (request->op == CR_OP_MIN) {
+            request->op = CR_OP_PROD;
+        }
+    }
+    else if (dtype_table[result].kind == 'f' && request->acc != result
+             && type != result) {
+        /* Into float16 or bfloat16 (which accumulate wider): each element
+         * rounded to it first, as NumPy casts before it adds. */
+        request->cast = result;
+    }
+    else if (is_inexact(elements) && !is_inexact(&dtype_table[result])) {
+        /* A complex element's real part, as NumPy casts it. */
+        request->cast = float_to_integer_cast(result);
+    }
 }

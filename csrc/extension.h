@@ -4,8 +4,13 @@
  * operators.c: the Python-level operators as rows (sum, prod, mean, min,
  *              max, any, all, argmin, argmax and the NaN-skipping ones).
  * errors.c: cuda/'s failures as Python exceptions (CudaError).
- * input.c: any array-like -> a pointer, a layout and a dtype (NumPy,
- *          __cuda_array_interface__, DLPack).
+ * input.c: any array-like -> a pointer, a layout and a dtype: the
+ *          protocols in the order they are tried, each read by one of:
+ * cuda_array_interface.c: __cuda_array_interface__, a torch.Tensor read as
+ *          its interface would give it, and every device input's layout
+ *          check;
+ * dlpack.c: __dlpack__ / __dlpack_device__;
+ * numpy_input.c: host arrays, as NumPy reads them.
  * streams.c: the streams a call runs on and waits for.
  * numpy_result.c: cr_reduce's value as NumPy's scalar, with NumPy's
  *                 floating-point warnings.
@@ -14,10 +19,12 @@
  *          OPERATOR_FACTS.
  * bench.c: the bench's timers and stream holders, the tests' fault hook.
  * module.c: the module: its state, method table, exec, traverse, clear.
+ * layout.c: a strided layout checked and simplified (plain C: layout.h).
  *
  * Calls go one way, down these layers (none calls back up): module.c;
- * facts.c and bench.c; reduce.c; input.c and numpy_result.c; operators.c
- * and streams.c; dtype_rules.c and errors.c.
+ * facts.c and bench.c; reduce.c; input.c and numpy_result.c; dlpack.c;
+ * cuda_array_interface.c and numpy_input.c; operators.c and streams.c;
+ * dtype_rules.c, errors.c and layout.c.
  */
 #ifndef CUDAREDUCE_EXTENSION_H
 #define CUDAREDUCE_EXTENSION_H
@@ -36,6 +43,7 @@
 #include "cudareduce.h"
 #include "cudareduce_testing.h"
 #include "cudareduce_timing.h"
+#include "layout.h"
 
 /* --- dtype_rules.c ------------------------------------------------------ */
 
@@ -76,6 +84,21 @@ const crpy_dtype *crpy_numpy_mean_sum_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_same_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_bool_dtype(const crpy_dtype *input);
 const crpy_dtype *crpy_index_dtype(const crpy_dtype *input);
+
+/* NumPy's cast rule: what the kernels do for NumPy's reduction of the
+ * request's elements (its type) into `result` with `op`
+ * (numpy.sum(a, dtype=result) for a sum): each element is cast to
+ * request->cast (its type itself: no cast) and combined with request->op
+ * in request->acc, which this fills.  The cast is NumPy's per-element
+ * cast to the result dtype where it differs from converting to the
+ * accumulator: into float16 or bfloat16 (rounding) and from floats into
+ * integers (truncating; int32, int64 or uint64, the convert NumPy's cast
+ * goes through).  Elements that cannot be NaN take the operator
+ * WITHOUT_NAN (CR_OPS); into bool, min and max are the product and the
+ * sum.  An INDEX operator reads the elements as they are, beside their
+ * index, in the accumulator of its column for their type (`result` is
+ * the index's type). */
+void crpy_reduction_for(cr_type result, cr_op op, cr_request *request);
 
 /* --- operators.c -------------------------------------------------------- */
 
@@ -164,7 +187,7 @@ typedef struct {
     int dl_versioned;
     cr_location location;
     const void *data;           /* the pointer the layout is planned for */
-    int ndim;                   /* as given, before cr_plan_layout */
+    int ndim;                   /* as given, before crpy_plan_layout */
     int c_order;                /* the layout keeps the elements' C order */
     cr_layout layout;           /* of every input: its n, its offset */
     const crpy_dtype *dtype;
@@ -176,9 +199,9 @@ typedef struct {
 } crpy_input;
 
 /* Fills `input` from any array-like, its layout in the elements' C order
- * if `c_order` is set (cr_plan_layout).  `stream` (if `stream_given`) is the
- * caller's stream, which DLPack producers are asked to order their work
- * before; the stream the data is ready on otherwise is the input's
+ * if `c_order` is set (crpy_plan_layout).  `stream` (if `stream_given`)
+ * is the caller's stream, which DLPack producers are asked to order their
+ * work before; the stream the data is ready on otherwise is the input's
  * producer stream.  A DLPack producer is called with its data's device
  * current (a failure to make it so raises CudaError or ValueError).
  * Returns 0, or -1 with an exception set and nothing held. */
@@ -187,6 +210,55 @@ int crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
 
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);
+
+/* The protocols' readers, below, each fill `input` (zeroed, its c_order
+ * set) from `obj` as their protocol gives it: 0, or -1 with an exception
+ * set (crpy_release_input releases what they hold either way). */
+
+/* --- cuda_array_interface.c --------------------------------------------- */
+
+/* A __cuda_array_interface__ dict, `interface`, of `obj`. */
+int crpy_acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input);
+/* A CUDA torch.Tensor as its __cuda_array_interface__ would give it
+ * (strides only when it is not contiguous; pointer 0 when empty), and
+ * ready on PyTorch's current stream of its device, which that interface
+ * (torch/_tensor.py: version 2) does not name, without building that
+ * dict, which PyTorch builds in Python, the slower way.  1 when read; 0
+ * when `obj` takes the interface's path, which raises what PyTorch raises
+ * (not a plain torch.Tensor, not on a CUDA device, requiring grad, not
+ * strided, a dtype the kernels do not take); -1 with an exception. */
+int crpy_acquire_torch_tensor(PyObject *obj, crpy_input *input);
+/* Whether `obj` is a torch.Tensor or an instance of a subclass: 0 or 1. */
+int crpy_is_torch_instance(PyObject *obj);
+/* The layout of a device array (input->data, ->dtype and ->c_order set),
+ * its size, and the alignment every kernel load relies on (a misaligned
+ * load faults and poisons the context); a ValueError names `source`. */
+int crpy_plan_device_layout(crpy_input *input, int ndim,
+                            const int64_t *shape, const int64_t *strides,
+                            const char *source);
+
+/* --- dlpack.c ----------------------------------------------------------- */
+
+/* A DLPack producer, whose __dlpack_device__ is `device_fn`: a CUDA
+ * tensor read in place, its producer asked to order its work before
+ * `stream` if `stream_given`, else before the legacy default stream
+ * (PyTorch's current one for a subclass of torch.Tensor), which the input
+ * then names as its producer's; a CPU one through
+ * crpy_acquire_host_dlpack. */
+int crpy_acquire_dlpack(PyObject *obj, PyObject *device_fn, int stream_given,
+                        uintptr_t stream, crpy_input *input);
+/* Hands a DLPack tensor that `input` holds back to its producer's
+ * deleter, the caller's exception (if any) kept aside meanwhile. */
+void crpy_release_dlpack(crpy_input *input);
+
+/* --- numpy_input.c ------------------------------------------------------ */
+
+/* A host array: a numpy.ndarray or anything numpy.asarray takes (not a
+ * numpy.ma.MaskedArray), read in place where it is aligned and in native
+ * byte order, whatever its strides, else a converted copy. */
+int crpy_acquire_host(PyObject *obj, crpy_input *input);
+/* A CPU DLPack tensor, through numpy.from_dlpack, as a host array. */
+int crpy_acquire_host_dlpack(PyObject *obj, crpy_input *input);
 
 /* --- streams.c ---------------------------------------------------------- */
 
@@ -213,12 +285,15 @@ uintptr_t crpy_dlpack_stream(int given, uintptr_t stream);
 int crpy_torch_stream(int device, uintptr_t *handle);
 
 /* request->stream, ->wait and ->wait_stream for `input`, whose request
- * is filled but for them (its device known): the caller's stream (if
+ * is filled but for them (its data and out set): the caller's stream (if
  * given) after the producer's; without one, the user's current stream
  * (PyTorch's inside torch.cuda.stream(s) or a torch.cuda.graph capture;
  * CuPy's inside `with stream:` for data that names no stream) after the
  * producer's and before its later work (request->join), else the
- * producer's own.  0, or -1 with an exception. */
+ * producer's own.  Where the user's current stream is asked for, so is
+ * the call's device (is that stream one of it?), and the answer is kept
+ * in the request (request->device, device_known) for cr_reduce.  0, or
+ * -1 with an exception. */
 int crpy_choose_streams(const crpy_input *input, int given,
                         uintptr_t stream, cr_request *request);
 

@@ -148,8 +148,7 @@ reduce_extremes(const cr_request *request, double *low, double *high)
         crpy_result_value value = {0};
         cr_error failure;
         cr_status status;
-        cr_reduction_for(request->type, request->type, ops[k], &extreme.cast,
-                         &extreme.acc, &extreme.op);
+        crpy_reduction_for(request->type, ops[k], &extreme);
         Py_BEGIN_ALLOW_THREADS
         status = cr_reduce(&extreme, &value, &failure);
         Py_END_ALLOW_THREADS

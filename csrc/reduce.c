@@ -143,8 +143,7 @@ crpy_resolve_reduction(const crpy_operator **op, const crpy_dtype *input,
         return -1;
     }
     request->type = input->type;
-    cr_reduction_for(request->type, (*reduced)->type, (*op)->kernel_op,
-                     &request->cast, &request->acc, &request->op);
+    crpy_reduction_for((*reduced)->type, (*op)->kernel_op, request);
     return 0;
 }
 

@@ -5,7 +5,7 @@
  * streams of PyTorch (crpy_torch_stream) and CuPy, and the stream the
  * reduction runs on, with the producer's stream it waits for
  * (crpy_choose_streams).  The producers' own stream values are read where
- * their protocols are parsed (input.c). */
+ * their protocols are parsed (input.c's readers). */
 #include "extension.h"
 
 /* --- stream= and DLPack's consumer stream --------------------------- */
@@ -236,9 +236,10 @@ cupy_context(int *device, uintptr_t *handle)
  * torch.cuda.stream(s) or torch.cuda.graph; for data that names no stream
  * of its own (NumPy, a device array of interface version 2), CuPy's inside
  * `with stream:`.  1 and that stream where it is a stream of the call's
- * device, else 0; -1 with an exception. */
+ * device, else 0; -1 with an exception.  The call's device, asked for
+ * that, is kept in the request for cr_reduce. */
 static int
-context_stream(const crpy_input *input, const cr_request *request,
+context_stream(const crpy_input *input, cr_request *request,
                uintptr_t *stream)
 {
     int context_device = 0, device = 0;
@@ -252,8 +253,12 @@ context_stream(const crpy_input *input, const cr_request *request,
     }
     /* A request without a usable device fails in cr_reduce, which says
      * why. */
-    return cr_request_device(request, &device, &failure) == CR_OK
-           && device == context_device;
+    if (cr_request_device(request, &device, &failure) != CR_OK) {
+        return 0;
+    }
+    request->device = device;
+    request->device_known = 1;
+    return device == context_device;
 }
 
 int

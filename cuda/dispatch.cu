@@ -227,7 +227,7 @@ aligned16(size_t bytes)
 cr_status
 cr_reducer_open(cr_reducer *r, const cr_request *request,
                 const cr_dispatch_entry *entry, int device_result,
-                cudaStream_t stream, cr_error *error)
+                cudaStream_t stream, int capturing, cr_error *error)
 {
     cr_status status = CR_OK;
     int device = 0;
@@ -247,7 +247,7 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
         }
         CR_POOL_MALLOC(&r->scratch,
                        aligned16(r->cub_temp_bytes) + r->acc_size,
-                       stream);
+                       stream, capturing);
         r->device_result = static_cast<char *>(r->scratch)
             + aligned16(r->cub_temp_bytes);
         break;
@@ -267,7 +267,7 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
                                               + sizeof(unsigned int));
         CR_POOL_MALLOC(&r->scratch,
                        zeroed_bytes + CR_MAX_ACCUMULATOR_BYTES,
-                       stream);
+                       stream, capturing);
         r->tickets = reinterpret_cast<unsigned int *>(
             static_cast<char *>(r->scratch) + slot_bytes);
         r->device_result = static_cast<char *>(r->scratch) + zeroed_bytes;
@@ -281,7 +281,7 @@ cr_reducer_open(cr_reducer *r, const cr_request *request,
         }
         CR_POOL_MALLOC(&r->scratch,
                        workspace_bytes(&r->plan, r->acc_size),
-                       stream);
+                       stream, capturing);
         break;
     }
 done:

@@ -58,10 +58,12 @@ int cr_route_empty_value(const cr_route *route, void *result);
  * result stays in device memory, at r->device_result or where
  * cr_reducer_launch is told, and no call waits for it: the fast method
  * then takes stream-ordered scratch of its own (which a CUDA graph can
- * capture) instead of a kept workspace and its mapped slot. */
+ * capture) instead of a kept workspace and its mapped slot.  `capturing`:
+ * whether `stream` is capturing, for that scratch (cr_pool_malloc). */
 cr_status cr_reducer_open(cr_reducer *r, const cr_request *request,
                           const cr_dispatch_entry *entry, int device_result,
-                          cudaStream_t stream, cr_error *error);
+                          cudaStream_t stream, int capturing,
+                          cr_error *error);
 
 /* Queues the kernels that reduce the n elements at `in` (n as planned).
  * The result lands in device memory at `out`, or with out NULL where

@@ -41,7 +41,8 @@ pointer_device(const void *pointer, const char *what, int *device,
 
 /* The device a call runs on (*device) and the caller's (*current): its
  * device data's, else its device out's, else (host data into a host
- * result, managed memory) the current one.  The current device is asked
+ * result, managed memory) the current one; the request's own answer
+ * where it keeps one (device_known).  The current device is asked
  * first: on a machine with no usable driver that is the CudaError that
  * says so, where cudaPointerGetAttributes would fail as for a host
  * pointer (tests/test_bad_inputs.py, run without a GPU). */
@@ -52,6 +53,11 @@ call_device(const cr_request *request, int *current, int *device,
     cr_status status = CR_OK;
     int data_device = -1, out_device = -1;
     CR_CHECK(cudaGetDevice(current));
+    if (request->device_known) {
+        /* The pointers were asked about then, and passed. */
+        *device = request->device;
+        goto done;
+    }
     if (request->location == CR_DEVICE && request->n > 0) {
         status = pointer_device(cr_layout_start(request->data,
                                                 request->layout),
@@ -84,7 +90,8 @@ cr_request_device(const cr_request *request, int *device, cr_error *error)
  * are every device's): a launch on another device's stream fails with
  * CUDA's "invalid resource handle", which does not say why.  *capturing:
  * whether it is capturing into a CUDA graph (the special handles are not
- * asked: the legacy stream cannot be).  A capturing stream's device is
+ * asked: the legacy stream cannot be), the one answer the call's
+ * allocations go by (cr_pool_malloc).  A capturing stream's device is
  * not asked: CUDA refuses cudaStreamGetDevice during a capture
  * (cudaErrorStreamCaptureUnsupported, which ends the capture). */
 static cr_status
@@ -155,10 +162,11 @@ done:
 }
 
 /* cr_reduce on the current device, the call's (call_device); `route`
- * is the request's, checked. */
+ * is the request's, checked; `capturing`: whether its stream is capturing
+ * (check_stream_device), for the allocations on it. */
 static cr_status
-reduce_here(const cr_request *request, cr_route route, void *result,
-            cr_error *error)
+reduce_here(const cr_request *request, cr_route route, int capturing,
+            void *result, cr_error *error)
 {
     cr_status status = CR_OK;
     cudaStream_t stream = (cudaStream_t)request->stream;
@@ -203,7 +211,7 @@ reduce_here(const cr_request *request, cr_route route, void *result,
         return status;
     }
     status = cr_reducer_open(&r, request, route.entry, request->out != NULL,
-                             stream, error);
+                             stream, capturing, error);
     if (status != CR_OK) {
         goto done;
     }
@@ -211,7 +219,7 @@ reduce_here(const cr_request *request, cr_route route, void *result,
         CR_POOL_MALLOC(&input_buffer,
                        (size_t)request->n
                            * cr_type_size(route.staged),
-                       stream);
+                       stream, capturing);
         status = cr_gather(in, gather ? request->layout : NULL, request->n,
                            request->type, route.staged, &route.nan,
                            input_buffer, stream, error);
@@ -260,8 +268,8 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
     int current = 0, device = 0, capturing = 0, producer_capturing = 0;
     if (status != CR_OK || (request->n == 0 && request->out == NULL)) {
         /* An empty array's identity needs no device (nor asks for one). */
-        return status == CR_OK ? reduce_here(request, route, result, error)
-                               : status;
+        return status == CR_OK
+            ? reduce_here(request, route, 0, result, error) : status;
     }
     status = call_device(request, &current, &device, error);
     if (status == CR_OK && device != current) {
@@ -281,7 +289,7 @@ cr_reduce(const cr_request *request, void *result, cr_error *error)
                                   error);
     }
     if (status == CR_OK) {
-        status = reduce_here(&call, route, result, error);
+        status = reduce_here(&call, route, capturing, result, error);
     }
     if (status == CR_OK && call.wait && request->join
         && request->out != NULL) {

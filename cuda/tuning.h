@@ -1,6 +1,6 @@
 /* tuning.h: the CUDA layer's tuning constants, and the compile-time checks
  * that tie the ones that depend on each other.  Private to cuda/ (plain C,
- * for plan.c as well as the .cu files). */
+ * for facts.c and plan.c as well as the .cu files). */
 #ifndef CUDAREDUCE_TUNING_H
 #define CUDAREDUCE_TUNING_H
 

@@ -19,7 +19,7 @@ Where the entries run
 
 Not refused
     Negative strides (views that run backwards) are supported: the layout
-    is reversed (``cr_plan_layout``), so they are checked as accepted, and
+    is reversed (``crpy_plan_layout``), so they are checked as accepted, and
     only an extent that overflows is refused.
 
 Known library bugs are marked ``xfail(strict=True)`` with the reason; the
@@ -198,7 +198,7 @@ class Bad:
 
 
 CATALOGUE = [
-    # --- a torch.Tensor read from its attributes (csrc/input.c) -----------
+    # --- a torch.Tensor read from its attributes (csrc/cuda_array_interface.c)
     Bad("torch-misaligned", lambda f: f(torch_like(data_ptr=FAKE_POINTER + 2)),
         ValueError, r"torch.Tensor: data pointer .* is not aligned to the "
         r"4-byte item size"),

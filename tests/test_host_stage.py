@@ -18,9 +18,10 @@ import pytest
 from support.c_build import c_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
+# csrc/layout.c plans the strided views' layouts, as the extension does.
 SOURCES = [ROOT / "tests" / "support" / "c" / "stage_check.c",
-           ROOT / "cuda" / "host" / "host_stage.c", ROOT / "cuda" / "plan.c",
-           ROOT / "cuda" / "fail.c"]
+           ROOT / "cuda" / "host" / "host_stage.c",
+           ROOT / "csrc" / "layout.c", ROOT / "cuda" / "fail.c"]
 # setup.py's include directories: the public headers, then cuda/, whose
 # subfolders' headers are named from there ("host/host_stage.h").
 INCLUDES = [f"-I{ROOT / 'cuda' / 'include'}", f"-I{ROOT / 'cuda'}"]

@@ -87,6 +87,18 @@ def test_an_include_outside_the_include_directories_is_reported(tmp_path):
         'sdist']
 
 
+def test_an_include_that_climbs_out_of_its_folder_resolves(tmp_path):
+    # tests/support/c/stage_check.c compiles csrc/layout.c, and includes
+    # its header from there; a path that climbs to no file is reported.
+    files = {**COMPLETE, "csrc/layout.h": b"",
+             "tests/support/c/check.c": b'#include "../../../csrc/layout.h"\n'
+                                        b'#include "../../../csrc/gone.h"\n'}
+    assert check_sdist.unresolved_includes(
+        check_sdist.sdist_files(sdist(tmp_path, files))) == [
+        'tests/support/c/check.c: #include "../../../csrc/gone.h" is not in '
+        'the sdist']
+
+
 def test_a_setup_py_without_include_dirs_is_reported(tmp_path):
     files = {**COMPLETE, "setup.py": b"ROOT = 1\n"}
     [problem] = check_sdist.unresolved_includes(

@@ -135,6 +135,7 @@ cr_time_reduce(const cr_request *request, const cr_timing *timing,
     cr_status status = cr_request_check(request, &route, error);
     const size_t bytes = (size_t)request->n * cr_type_size(request->type);
     cudaStream_t stream = cudaStreamPerThread;
+    const int capturing = 0;        /* the timers capture no graph */
     unsigned char *inputs = NULL;
     sampler s = {};
     cr_reducer r = {};
@@ -155,13 +156,15 @@ cr_time_reduce(const cr_request *request, const cr_timing *timing,
     if (status == CR_OK) {
         /* The result stays on the device, as a caller's with out= does:
          * the fast kernel writes no mapped host memory between runs. */
-        status = cr_reducer_open(&r, request, route.entry, 1, stream, error);
+        status = cr_reducer_open(&r, request, route.entry, 1, stream,
+                                 capturing, error);
     }
     if (status != CR_OK) {
         goto done;
     }
     *passes = cr_reducer_passes(&r);
-    CR_POOL_MALLOC((void **)&inputs, bytes * timing->buffers, stream);
+    CR_POOL_MALLOC((void **)&inputs, bytes * timing->buffers, stream,
+                   capturing);
     for (int b = 0; b < timing->buffers; b++) {
         CR_CHECK(cudaMemcpyAsync(inputs + (size_t)b * bytes,
                                  cr_layout_start(request->data,
@@ -263,6 +266,7 @@ cr_time_probe(cr_probe probe, int64_t bytes, const cr_timing *timing,
 {
     cr_status status = CR_OK;
     cudaStream_t stream = cudaStreamPerThread;
+    const int capturing = 0;        /* the timers capture no graph */
     /* The read probe's buffers, then its sink; the copy's destination. */
     const size_t words = (size_t)(bytes + 15) / 16;
     const size_t span = 16 * words;
@@ -302,7 +306,7 @@ cr_time_probe(cr_probe probe, int64_t bytes, const cr_timing *timing,
     if (probe != CR_PROBE_EMPTY) {
         CR_POOL_MALLOC((void **)&device,
                        span * timing->buffers + sizeof(int),
-                       stream);
+                       stream, capturing);
         CR_CHECK(cudaMemsetAsync(device, 0, span * timing->buffers,
                                  stream));
     }

@@ -47,6 +47,8 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
     unsigned char *partials = NULL;
     void *cast_buffer = NULL;
     const int casts = route->staged != request->type;
+    /* cr_reduce refuses host data on a stream that is capturing. */
+    const int capturing = 0;
     cr_request part = *request;
     int64_t chunk, chunks, tail;
     int own_tail;
@@ -64,7 +66,7 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
     part.location = CR_DEVICE;
     part.n = chunks > 1 ? chunk : tail;
     status = cr_reducer_open(&chunk_reducer, &part, route->entry, 0, stream,
-                             error);
+                             capturing, error);
     if (status != CR_OK) {
         goto done;
     }
@@ -72,14 +74,14 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
         if (own_tail) {
             part.n = tail;
             status = cr_reducer_open(&tail_reducer, &part, route->entry,
-                                     0, stream, error);
+                                     0, stream, capturing, error);
             if (status != CR_OK) {
                 goto done;
             }
         }
         /* A slot per chunk, and one for their combine. */
         CR_POOL_MALLOC((void **)&partials,
-                       (size_t)(chunks + 1) * acc_size, stream);
+                       (size_t)(chunks + 1) * acc_size, stream, capturing);
     }
     if (casts) {
         /* Chunk k is cast and reduced on `stream` before chunk k + 1 is
@@ -87,7 +89,7 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
         CR_POOL_MALLOC(&cast_buffer,
                        (size_t)(chunks > 1 ? chunk : tail)
                            * cr_type_size(route->staged),
-                       stream);
+                       stream, capturing);
     }
     for (int64_t k = 0; k < chunks; k++) {
         const int slot = (int)(k % ring->count);

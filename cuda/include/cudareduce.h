@@ -155,8 +155,12 @@ typedef enum {
  * block (one of the valid powers of two). */
 int cr_method_takes_threads(cr_method method, int threads,
                             cr_instances instances);
-/* Whether the plan of this method depends on the device's SM count. */
+/* Whether the plan of this method depends on the device's SM count (its
+ * grid is sized from it, and its threads stride across the input). */
 int cr_method_needs_sm_count(cr_method method);
+/* Whether one launch of this method reduces any n (fast: its last block
+ * reduces the partials). */
+int cr_method_single_pass(cr_method method);
 /* Elements each thread loads before the tree, per sweep of the grid, for
  * elements of item_size bytes: a block covers threads * this many
  * elements (steps 1-6: consecutive ones). */
@@ -216,20 +220,6 @@ size_t cr_result_size(cr_type acc, cr_op op);
 size_t cr_result_value_offset(cr_type acc, cr_op op);
 cr_type cr_result_value_type(cr_type acc, cr_op op);
 
-/* What the kernels do for NumPy's reduction of `type` elements into
- * `result` with `op` (numpy.sum(a, dtype=result) for a sum): each element
- * is cast to *cast (`type` itself: no cast) and combined with *kernel_op
- * in *acc.  The cast is NumPy's per-element cast to the result dtype where
- * it differs from converting to the accumulator: into float16 or bfloat16
- * (rounding) and from floats into integers (truncating; int32, int64 or
- * uint64, the convert NumPy's cast goes through).  Elements that cannot be NaN take
- * the operator WITHOUT_NAN; into bool, min and max are the product and
- * the sum.  An INDEX operator reads the elements as they are, beside
- * their index, in the accumulator of its column for `type` (`result` is
- * the index's type).  Plain C: no CUDA call. */
-void cr_reduction_for(cr_type type, cr_type result, cr_op op, cr_type *cast,
-                      cr_type *acc, cr_op *kernel_op);
-
 /* Plans the passes of reducing n elements of item_size bytes whose
  * accumulator is acc_size bytes, `threads` per block (0: the method's
  * default for n and item_size).  sm_count is used only where
@@ -241,7 +231,8 @@ cr_status cr_plan_launch(int64_t n, cr_method method, int threads,
                          cr_plan *plan, cr_error *error);
 
 /* A strided array, as the __cuda_array_interface__ or DLPack gives it:
- * shape and strides in bytes (strides may be negative or 0).  Where the
+ * shape and strides in bytes (strides may be negative or 0), checked and
+ * simplified by the caller (csrc/layout.c, plain C).  Where the
  * elements a reduction reads do not depend on their order, the layout is
  * simplified to an equivalent one: size-1 dimensions dropped, negative
  * strides flipped (moving the base), dimensions sorted by decreasing
@@ -271,17 +262,6 @@ cr_layout_start(const void *data, const cr_layout *layout)
 {
     return (const char *)data + (layout != NULL ? layout->offset : 0);
 }
-
-/* Checks and simplifies a layout (strides NULL: C-contiguous), keeping
- * the C order of the elements if `c_order` is set.  Refuses,
- * with CR_ERR_INVALID and a message: a negative extent, a size or span
- * that overflows, strides not a multiple of the item size.  Strides under
- * which distinct index positions share memory (broadcasting, as_strided
- * views) are valid: each position is an element, as in NumPy.  Plain C:
- * no CUDA call. */
-cr_status cr_plan_layout(int ndim, const int64_t *shape,
-                         const int64_t *strides, size_t itemsize,
-                         int c_order, cr_layout *layout, cr_error *error);
 
 /* Facts about the current device, and the software that drives it (what
  * a measurement needs to be compared with another honestly). */
@@ -364,7 +344,8 @@ typedef struct {
     const cr_layout *layout;    /* NULL: n contiguous elements at data */
     int64_t n;
     cr_type type;               /* the elements' */
-    cr_type cast;               /* cast, acc and op: from cr_reduction_for */
+    cr_type cast;               /* cast, acc and op: NumPy's cast rule
+                                 * (the caller's: csrc/dtype_rules.c) */
     cr_type acc;
     cr_op op;
     cr_method method;
@@ -379,13 +360,19 @@ typedef struct {
     cr_type reduced;            /* with out: the steps that finish it */
     int divide_by_n;
     cr_type result;
+    int device_known;           /* device is cr_request_device's answer for
+                                 * this request (its data and out), which
+                                 * the caller asked for already: cr_reduce
+                                 * does not ask again */
+    int device;
 } cr_request;
 
 cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
 
 /* The device cr_reduce would run `request` on: its device data's, else
- * its device out's, else the current one. */
+ * its device out's, else the current one (a caller that keeps the answer
+ * in request->device, device_known set, spares cr_reduce the question). */
 cr_status cr_request_device(const cr_request *request, int *device,
                             cr_error *error);
 

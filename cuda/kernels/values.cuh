@@ -24,7 +24,7 @@
  * `x != x` says it).  Aligned to 8 bytes, complex128 too, so that beside
  * an int64 index or count (indexed, counted) it leaves no padding, whose
  * bytes the host would copy unwritten; device inputs are aligned to their
- * whole item size all the same (csrc/input.c). */
+ * whole item size all the same (csrc/cuda_array_interface.c). */
 template <class F>
 struct alignas(8) complex_value {
     F re;

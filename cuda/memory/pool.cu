@@ -48,18 +48,14 @@ done:
 
 cr_status
 cr_pool_malloc(void **pointer, size_t bytes, cudaStream_t stream,
-               cr_error *error)
+               int capturing, cr_error *error)
 {
     cr_status status = CR_OK;
     cudaMemPool_t pool = NULL;
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     /* Under a capture the allocation is the graph's, whichever pool it
      * names; and a pool cannot be made then (cudaMemPoolCreate ends a
      * capture), so the device's default pool serves. */
-    if ((uintptr_t)stream > 2) {
-        CR_CHECK(cudaStreamIsCapturing(stream, &capture));
-    }
-    if (capture != cudaStreamCaptureStatusNone) {
+    if (capturing) {
         CR_CHECK(cudaMallocAsync(pointer, bytes, stream));
         goto done;
     }

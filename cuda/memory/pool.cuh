@@ -21,17 +21,18 @@
 #define CR_POOL_KEPT_BYTES ((size_t)64 << 20)
 
 /* cudaMallocAsync from the current device's pool (made on the device's
- * first use), in `stream` order (on a capturing stream, a graph's
- * allocation); free with cudaFreeAsync. */
+ * first use), in `stream` order; where `stream` is capturing into a CUDA
+ * graph (`capturing`: the caller's answer, cr_reduce's, which asks once a
+ * call), a graph's allocation.  Free with cudaFreeAsync. */
 cr_status cr_pool_malloc(void **pointer, size_t bytes, cudaStream_t stream,
-                         cr_error *error);
+                         int capturing, cr_error *error);
 
 /* cr_pool_malloc as CR_CHECK checks a CUDA call: on failure, `status` set
  * and `goto done` (`error` is the function's). */
-#define CR_POOL_MALLOC(pointer, bytes, stream)                          \
+#define CR_POOL_MALLOC(pointer, bytes, stream, capturing)               \
     do {                                                                \
         status = cr_pool_malloc((void **)(pointer), (bytes), (stream),  \
-                                error);                                 \
+                                (capturing), error);                    \
         if (status != CR_OK) {                                          \
             goto done;                                                  \
         }                                                               \

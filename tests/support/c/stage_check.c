@@ -1,8 +1,9 @@
 /* stage_check.c: the staging copy of cuda/host/host_stage.c, without a GPU.
  *
  * Copies parts of a host array through cr_stager_copy with several pool
- * sizes, contiguous and strided (2-D and 3-D views, starting mid-row), and
- * compares every element with where it came from.  Pauses between some
+ * sizes, contiguous and strided (2-D and 3-D views, starting mid-row, in
+ * the layouts the extension plans for them: csrc/layout.c), and compares
+ * every element with where it came from.  Pauses between some
  * jobs let the workers stop spinning and block, so the wake-up path runs
  * too.  Built by tests/test_host_stage.py, also under ThreadSanitizer.
  * Prints "ok" and exits 0, or names the first wrong element and exits 1.
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../../csrc/layout.h"
 #include "cudareduce.h"
 #include "host/host_stage.h"
 
@@ -28,15 +30,15 @@ check_strided(cr_stager *stager, const int32_t *data, int32_t *dst, int ndim,
               const int64_t *shape, const int64_t *strides, int64_t first,
               int c_order)
 {
-    cr_error error;
     cr_layout layout;
     int64_t size = 1;
     for (int d = 0; d < ndim; d++) {
         size *= shape[d];
     }
-    if (cr_plan_layout(ndim, shape, strides, sizeof(int32_t), c_order,
-                       &layout, &error) != CR_OK) {
-        printf("layout refused: %s\n", error.message);
+    const char *refused = crpy_plan_layout(ndim, shape, strides,
+                                           sizeof(int32_t), c_order, &layout);
+    if (refused != NULL) {
+        printf("layout refused: %s\n", refused);
         return 1;
     }
     memset(dst, 0xff, (size_t)(size - first) * sizeof(int32_t));
