@@ -15,8 +15,10 @@ Numba, PyTorch CUDA tensors); then DLPack (``__dlpack__`` and
 anything ``numpy.asarray`` accepts.
 
 Without its compiled extension (a source checkout that was not built),
-``import cudareduce`` works and each of these names raises an ImportError
-that says where the extension is missing.
+``import cudareduce`` works -- the bench's results documents are read,
+checked and plotted without it (:mod:`cudareduce.bench.schema`) -- and
+each of these names raises an ImportError that says where the extension
+is missing.
 """
 from __future__ import annotations
 
@@ -36,9 +38,10 @@ except ImportError:
     # The source folder (python run from the repository root after a
     # non-editable install, or a checkout that was not built) holds no
     # compiled extension, and Python speaks of a circular import.  The
-    # import works, and each of the library's names says what is
-    # missing.  An extension that is there but fails to load keeps its
-    # own error.
+    # import works, for the bench's document model needs no more
+    # (cudareduce.bench.schema, .results, .plot), and each of the
+    # library's names says what is missing.  An extension that is there
+    # but fails to load keeps its own error.
     import glob as _glob
     import os as _os
     from importlib.util import find_spec as _find_spec

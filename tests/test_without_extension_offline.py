@@ -5,8 +5,9 @@ repository root after a non-editable install.
 ``import cudareduce`` works; each of the library's names (``cudareduce.sum``,
 ``CudaError``, ``methods``, ``from cudareduce import sum``, the commands)
 raises the ImportError that says where the extension is missing and what
-to do; an extension that is there but fails to load keeps its own
-error.  Each check runs in a fresh Python on a copy of the
+to do; the bench's document model reads, checks and plots a recorded
+document (issue 42); an extension that is there but fails to load keeps
+its own error.  Each check runs in a fresh Python on a copy of the
 package's Python files.
 """
 from __future__ import annotations
@@ -24,6 +25,10 @@ import pytest
 import cudareduce
 
 SOURCE = Path(cudareduce.__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]
+#: A committed results document: the README's figures are drawn from it.
+DOCUMENT = ROOT / "docs" / "figures" / "ladder.json"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def copy_package(folder: Path) -> Path:
@@ -45,13 +50,13 @@ def run_in(folder: Path, *args: str) -> subprocess.CompletedProcess:
     """``python -S *args`` in `folder`, whose cudareduce comes first.
 
     -S: no site hooks, so that an editable install's finder cannot step in;
-    NumPy's own folder is named instead.
+    NumPy's own folder (matplotlib's too) is named instead.
     """
     numpy_parent = str(Path(np.__file__).resolve().parents[1])
     return subprocess.run(
         [sys.executable, "-S", *args], cwd=folder, capture_output=True,
         text=True, timeout=120,
-        env=dict(os.environ,
+        env=dict(os.environ, MPLBACKEND="Agg",
                  PYTHONPATH=os.pathsep.join([str(folder), numpy_parent])))
 
 
@@ -82,7 +87,8 @@ for name in ("sum", "nanargmax", "CudaError", "methods", "plan",
         seen[name] = [type(error).__name__, str(error),
                       getattr(error, "name", None)]
 for statement in ("from cudareduce import sum", "from cudareduce import *",
-                  "import cudareduce.dask"):
+                  "import cudareduce.dask", "from cudareduce import bench",
+                  "from cudareduce.bench import run"):
     try:
         exec(statement, {})
         seen[statement] = "done"
@@ -111,10 +117,12 @@ def test_import_works_and_each_name_says_what_is_missing(unbuilt):
     for name in ("_reduce", "__wrapped__"):     # private, probed by tools
         assert seen[name][0] == "AttributeError", seen[name]
     for statement in ("from cudareduce import sum", "from cudareduce import *",
-                      "import cudareduce.dask"):
+                      "import cudareduce.dask",
+                      "from cudareduce.bench import run"):
         kind, text = seen[statement]
         assert kind == "ImportError" and text.startswith(message(unbuilt)), \
             (statement, seen[statement])
+    assert seen["from cudareduce import bench"] == "done"
     assert "cudareduce._cudareduce" not in seen["modules"]
 
 
@@ -126,6 +134,48 @@ def test_the_commands_say_what_is_missing(unbuilt, command):
     last = done.stderr.splitlines()[-1]
     assert last.startswith(f"ImportError: {message(unbuilt)}"), done.stderr
     assert "circular import" not in done.stderr
+
+
+MODEL = """
+import json, sys
+from cudareduce.bench import Results, schema, validate_document
+with open(sys.argv[1], encoding="utf-8") as f:
+    document = json.load(f)
+schema.validate_document(document)
+results = Results.from_json(sys.argv[1])
+results.plot_step_speedups(path="speedup.png")
+results.plot_bandwidth(path="bandwidth.png")
+print(json.dumps({
+    "device": results.device["name"], "table": results.table(),
+    "modules": sorted(m for m in sys.modules if m.startswith("cudareduce"))}))
+"""
+
+
+def test_a_recorded_document_is_read_checked_and_plotted(tmp_path):
+    pytest.importorskip("matplotlib")
+    folder = copy_package(tmp_path)
+    seen = json_of(run_in(folder, "-c", MODEL, str(DOCUMENT)))
+    recorded = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    assert seen["device"] == recorded["device"]["name"]
+    assert seen["device"] in seen["table"]
+    for png in ("speedup.png", "bandwidth.png"):
+        assert (folder / png).read_bytes().startswith(PNG_MAGIC), png
+    # The document model alone: no timer, no mode, no extension.
+    assert set(seen["modules"]) <= {
+        "cudareduce", "cudareduce.bench", "cudareduce.bench.figures",
+        "cudareduce.bench.names", "cudareduce.bench.plot",
+        "cudareduce.bench.reference", "cudareduce.bench.results",
+        "cudareduce.bench.schema"}, seen["modules"]
+
+
+def test_make_figures_draws_a_recorded_document(unbuilt, tmp_path):
+    pytest.importorskip("matplotlib")
+    done = run_in(unbuilt, str(ROOT / "docs" / "make_figures.py"),
+                  "--from", str(DOCUMENT), "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "ladder-bandwidth.png", "ladder-speedup.png", "ladder-table.md",
+        "ladder.json"]
 
 
 def test_an_extension_that_fails_to_load_keeps_its_error(tmp_path):
