@@ -187,3 +187,15 @@ def test_an_extension_that_fails_to_load_keeps_its_error(tmp_path):
     last = done.stderr.splitlines()[-1]
     assert last.startswith("ImportError: ") and "source folder" not in last, \
         done.stderr
+
+
+def test_make_figures_says_why_a_document_is_refused(unbuilt, tmp_path):
+    # Only its measuring path names CudaError, which is not there here.
+    older = tmp_path / "older.json"
+    older.write_text("{}", encoding="utf-8")
+    done = run_in(unbuilt, str(ROOT / "docs" / "make_figures.py"),
+                  "--from", str(older), "--out", str(tmp_path / "out"))
+    assert done.returncode == 1
+    said, *more = done.stderr.splitlines()
+    assert said.startswith(f"make_figures: {older}: schema: missing") \
+        and not more, done.stderr
