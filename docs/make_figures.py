@@ -118,8 +118,15 @@ def main(argv: list[str] | None = None) -> int:
             results = bench.Results.from_json(args.source)
         else:
             sizes = parse_sizes(args.sizes)
-            results = bench.run(sizes=sizes, peers=not args.no_peers,
-                                seed=args.seed)
+            # CudaError is named only here: drawing recorded results
+            # needs no build, and without one the name is not there.
+            try:
+                results = bench.run(sizes=sizes, peers=not args.no_peers,
+                                    seed=args.seed)
+            except cudareduce.CudaError as e:
+                print(f"{prog}: {e} (use --from JSON to draw recorded "
+                      f"results)", file=sys.stderr)
+                return 1
             print(results.select(n=shown_sizes(
                 sizes, results["timing"]["default_n"])).table())
         args.out.mkdir(parents=True, exist_ok=True)
@@ -129,10 +136,6 @@ def main(argv: list[str] | None = None) -> int:
             results.to_json(json_path)
             written.append(json_path)
         written += write_figures(results, args.out)
-    except cudareduce.CudaError as e:
-        print(f"{prog}: {e} (use --from JSON to draw recorded results)",
-              file=sys.stderr)
-        return 1
     except (ImportError, OSError, ValueError) as e:
         # ImportError: no matplotlib (the plots' message names the extra)
         print(f"{prog}: {e}", file=sys.stderr)

@@ -164,18 +164,45 @@ document, its rules and their check), :mod:`~cudareduce.bench.figures`
 :mod:`~cudareduce.bench.reference` (published ladder timings).
 
 This package's own names are the entry points (``__all__``); everything
-else is imported from the module that defines it.
+else is imported from the module that defines it.  Each is imported on
+first use, so that the document model is imported without the timers and
+their compiled extension: ``from cudareduce.bench import Results`` works on
+a checkout that was not built, ``bench.run`` there raises the package's
+ImportError that says so.
 """
 from __future__ import annotations
 
-from .cli import main
-from .figures import format_table
-from .host import format_host, run_host
-from .ladder import device_info, run
-from .peers import compare, format_comparison
-from .results import Results
-from .schema import validate_document
+import importlib
+from typing import TYPE_CHECKING
 
-__all__ = ["Results", "compare", "device_info", "format_comparison",
-           "format_host", "format_table", "main", "run", "run_host",
-           "validate_document"]
+if TYPE_CHECKING:   # for type checkers and editors; imported on first use
+    from .cli import main
+    from .figures import format_table
+    from .host import format_host, run_host
+    from .ladder import device_info, run
+    from .peers import compare, format_comparison
+    from .results import Results
+    from .schema import validate_document
+
+#: Each entry point: the module that defines it.
+_ENTRY_POINTS = {"Results": "results", "compare": "peers",
+                 "device_info": "ladder", "format_comparison": "peers",
+                 "format_host": "host", "format_table": "figures",
+                 "main": "cli", "run": "ladder", "run_host": "host",
+                 "validate_document": "schema"}
+
+__all__ = sorted(_ENTRY_POINTS)
+
+
+def __getattr__(name: str) -> object:
+    """An entry point, from its module on first use (PEP 562)."""
+    if name not in _ENTRY_POINTS:
+        raise AttributeError(f"module {__name__!r} has no attribute "
+                             f"{name!r}")
+    module = importlib.import_module(f".{_ENTRY_POINTS[name]}", __name__)
+    value = globals()[name] = getattr(module, name)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

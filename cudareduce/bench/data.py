@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from .._cudareduce import OPERATOR_FACTS
+from cudareduce import _cudareduce
 from .names import DEFAULT_OP, dtype_kind, numpy_dtype
 
 __all__ = ["FACTORS", "FACTOR_COUNT", "FEW", "MAX_MAGNITUDE", "NAN_COUNT",
@@ -388,8 +388,8 @@ def random_array(rng: np.random.Generator, n: int, dtype: str,
     decide the answer), and for an index op that skips none, half the time
     one NaN that decides (:func:`_one_nan`).  The data are chosen by the
     op's facts (:data:`_DATA`), not by its name."""
-    facts = OPERATOR_FACTS[op]
-    kernel_op = OPERATOR_FACTS[facts.without_nan].kernel_op
+    facts = _cudareduce.OPERATOR_FACTS[op]
+    kernel_op = _cudareduce.OPERATOR_FACTS[facts.without_nan].kernel_op
     a, deciding = _DATA[kernel_op, facts.selects_element](rng, n, dtype)
     if facts.skips_nan and _has_nan(dtype):
         nans = _places(rng, n, min(NAN_COUNT, n // 2))
@@ -429,7 +429,7 @@ def reference_result(a: np.ndarray, op: str = DEFAULT_OP) -> Any:
     would give a NaN's index).
     """
     function = getattr(np, op)
-    facts = OPERATOR_FACTS[op]
+    facts = _cudareduce.OPERATOR_FACTS[op]
     kind = dtype_kind(a.dtype.name)
     data = a if a.dtype.kind == kind else a.astype(np.float32)
     if facts.counts and kind in "fc":

@@ -3,6 +3,7 @@ the notebook know, each the very object of the module that defines it, and
 its docstring names what is there."""
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 from pathlib import Path
@@ -48,6 +49,15 @@ def test_names_are_their_modules_objects():
     for name in bench.__all__:
         assert getattr(bench, name) is defined[name], name
 
+
+def test_type_checkers_see_the_entry_points_run_time_imports():
+    # The package imports each entry point from its module on first use;
+    # type checkers read the same imports under TYPE_CHECKING.
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    imported = {alias.name: node.module for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.level == 1
+                for alias in node.names}
+    assert imported == bench._ENTRY_POINTS
 
 def test_every_module_is_named_in_the_docstring():
     modules = sorted(p.stem for p in PACKAGE.glob("*.py")
