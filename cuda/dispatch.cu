@@ -22,6 +22,7 @@ struct cr_dispatch_entry {
     cr_fast_fn run_fast;
     cr_cub_fn run_cub;
     cr_fold_fn run_fold;
+    cr_rows_fn run_rows;
     cr_identity_fn write_identity;
 };
 
@@ -29,7 +30,8 @@ struct cr_dispatch_entry {
     {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, CR_##INSTANCES,          \
      sizeof(Acc), run_passes<T, Acc, Op, CR_##INSTANCES>,                 \
      run_fast<T, Acc, Op, CR_##INSTANCES>, run_cub<T, Acc, Op>,           \
-     run_fold<T, Acc, Op>, write_identity<Acc, Op>},
+     run_fold<T, Acc, Op>, run_rows<T, Acc, Op>,                         \
+     write_identity<Acc, Op>},
 #define CR_SHARED_INSTANCE CR_INSTANCE
 
 static const cr_dispatch_entry dispatch_table[] = {
