@@ -427,8 +427,9 @@ cr_status cr_reduce(const cr_request *request, void *result,
  * a row are adjacent or the rows are not) or "columns" (adjacent rows'
  * elements read side by side: the rows' innermost kept dimension is
  * contiguous and their elements are not, as reducing the leading axis of
- * a C-contiguous array).  NULL for an invalid `rows`.  Plain C: no CUDA
- * call. */
+ * a C-contiguous array).  After a cast pass (cr_request_check's route),
+ * whose rows are contiguous, the row kernel reads them.  NULL for an
+ * invalid `rows`.  Plain C: no CUDA call. */
 const char *cr_rows_kernel_name(const cr_rows *rows, size_t item_size);
 
 /* The device cr_reduce would run `request` on: its device data's, else
