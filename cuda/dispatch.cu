@@ -22,6 +22,7 @@ struct cr_dispatch_entry {
     cr_fast_fn run_fast;
     cr_cub_fn run_cub;
     cr_fold_fn run_fold;
+    cr_rows_fn run_rows;
     cr_identity_fn write_identity;
 };
 
@@ -29,7 +30,8 @@ struct cr_dispatch_entry {
     {CR_TYPE_##TYPE, CR_TYPE_##ACC, CR_OP_##OP, CR_##INSTANCES,          \
      sizeof(Acc), run_passes<T, Acc, Op, CR_##INSTANCES>,                 \
      run_fast<T, Acc, Op, CR_##INSTANCES>, run_cub<T, Acc, Op>,           \
-     run_fold<T, Acc, Op>, write_identity<Acc, Op>},
+     run_fold<T, Acc, Op>, run_rows<T, Acc, Op>,                         \
+     write_identity<Acc, Op>},
 #define CR_SHARED_INSTANCE CR_INSTANCE
 
 static const cr_dispatch_entry dispatch_table[] = {
@@ -162,6 +164,26 @@ done:
     return status;
 }
 
+/* A reduction along axes: by fast, into an out, its rows a description
+ * of its n elements (cr_rows_check). */
+static cr_status
+validate_rows(const cr_request *request, cr_error *error)
+{
+    if (request->method != CR_METHOD_FAST) {
+        return cr_fail(error, CR_ERR_INVALID, "method '%s' does not reduce "
+                       "along an axis yet; 'fast' does",
+                       cr_method_name(request->method));
+    }
+    if (request->out == NULL || request->layout != NULL) {
+        return cr_fail(error, CR_ERR_INVALID, "a reduction along axes "
+                       "takes an out and no layout");
+    }
+    return cr_rows_check(request->rows, request->n,
+                         cr_type_size(request->type),
+                         cr_type_size(request->result),
+                         request->out_on_host, error);
+}
+
 static cr_status
 validate_request(const cr_request *request, cr_error *error)
 {
@@ -190,7 +212,11 @@ validate_request(const cr_request *request, cr_error *error)
         return cr_fail(error, CR_ERR_INVALID,
                        "a null data pointer with non-zero size");
     }
-    return CR_OK;
+    return request->rows != NULL ? validate_rows(request, error)
+           : request->out_on_host
+               ? cr_fail(error, CR_ERR_INVALID, "an out on the host is "
+                         "for a reduction along axes (rows) only")
+               : CR_OK;
 }
 
 cr_status
@@ -210,6 +236,8 @@ cr_request_block_sizes(const cr_request *request, int *threads, int *count,
     any_size.n = 0;
     any_size.data = NULL;
     any_size.layout = NULL;
+    any_size.rows = NULL;
+    any_size.out_on_host = 0;
     cr_status status = cr_request_check(&any_size, &route, error);
     *count = status == CR_OK
         ? taken_block_sizes(request->method, route.entry->instances, threads)
@@ -426,6 +454,16 @@ cr_reducer_close(cr_reducer *r, cudaStream_t stream, int healthy)
     }
 }
 
+
+cr_status
+cr_rows_run_pass(const cr_dispatch_entry *entry, const cr_rows_plan *plan,
+                 int p, const void *in, const cr_rows_geometry *geometry,
+                 int64_t rows, int64_t stride, void *out,
+                 int64_t chunk_bytes, cudaStream_t stream, cr_error *error)
+{
+    return entry->run_rows(plan, p, in, geometry, rows, stride, out,
+                           chunk_bytes, stream, error);
+}
 
 cr_status
 cr_fold_partials(const cr_dispatch_entry *entry, const void *partials,

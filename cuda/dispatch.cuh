@@ -13,6 +13,7 @@
 #include "cudareduce.h"
 #include "gather.cuh"
 #include "memory/workspace.cuh"
+#include "rows_plan.h"
 
 /* One row of instances.def: the typed runners of an (element,
  * accumulator, operator). */
@@ -100,6 +101,14 @@ cr_status cr_fold_partials(const cr_dispatch_entry *entry,
                            const void *partials, int64_t count,
                            int64_t chunk, void *result, cudaStream_t stream,
                            cr_error *error);
+
+/* Queues pass p of a reduction along axes by row `entry`
+ * (runners.cuh's run_rows). */
+cr_status cr_rows_run_pass(const cr_dispatch_entry *entry,
+                           const cr_rows_plan *plan, int p, const void *in,
+                           const cr_rows_geometry *geometry, int64_t rows,
+                           int64_t stride, void *out, int64_t chunk_bytes,
+                           cudaStream_t stream, cr_error *error);
 
 /* Frees what cr_reducer_open took; `healthy`: no error left the fast
  * method's workspace in doubt. */

@@ -1,10 +1,11 @@
 /* reduce.cu: the entry point, cr_reduce: checks a request, makes its
- * stream wait for the producer's, and routes it: host data to the host
- * path, device data (gathered first when strided, cast first where its
- * route says) to its reducer; the result to the host, or finished into a
- * device `out`. */
+ * stream wait for the producer's, and routes it: a reduction along axes
+ * to axes.cu, host data to the host path, device data (gathered first
+ * when strided, cast first where its route says) to its reducer; the
+ * result to the host, or finished into a device `out`. */
 #include <cstring>
 
+#include "axes.cuh"
 #include "check.cuh"
 #include "dispatch.cuh"
 #include "gather.cuh"
@@ -63,7 +64,7 @@ call_device(const cr_request *request, int *current, int *device,
                                                 request->layout),
                                 "data", &data_device, error);
     }
-    if (status == CR_OK && request->out != NULL) {
+    if (status == CR_OK && request->out != NULL && !request->out_on_host) {
         status = pointer_device(request->out, "out", &out_device, error);
     }
     if (status == CR_OK && data_device >= 0 && out_device >= 0
@@ -131,7 +132,7 @@ check_capturable(const cr_request *request, int producer_capturing,
     const cudaError_t refusal = cudaErrorStreamCaptureUnsupported;
     const int host_data = request->location == CR_HOST && request->n > 0;
     cr_status status = CR_OK;
-    if (host_data || request->out == NULL) {
+    if (host_data || request->out == NULL || request->out_on_host) {
         status = cr_fail(error, CR_ERR_CUDA, "%s: a reduction %s cannot be "
                          "captured into a CUDA graph: %s",
                          cudaGetErrorName(refusal),
@@ -196,6 +197,13 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
         if (status != CR_OK) {
             return status;
         }
+    }
+    if (request->rows != NULL) {
+        status = cr_reduce_rows(request, &route, stream, error);
+        if (status != CR_OK) {
+            (void)cudaGetLastError();
+        }
+        return status;
     }
     if (request->location == CR_HOST) {
         /* Measured on an H100: through the ring even 4 KiB take less time

@@ -1,7 +1,8 @@
 /* runners.cuh: the typed runners of one (element, accumulator, operator):
  * run_passes (the ladder's passes of a plan), run_fast and run_cub, the
- * combine of the host path's chunk results (run_fold), and the identity
- * an empty reduction gives.
+ * combine of the host path's chunk results (run_fold), a pass of a
+ * reduction along axes (run_rows), and the identity an empty reduction
+ * gives.
  *
  * They are the only typed entry points: everything around them
  * (allocation, copies, streams) works on bytes, so one instance per
@@ -27,6 +28,7 @@
 #include "kernels/casts.cuh"
 #include "kernels/operators.cuh"
 #include "kernels/values.cuh"
+#include "rows_plan.h"
 
 /* Launches every pass of `plan` on `stream`: pass 0 reads the elements at
  * `in`, later passes re-reduce the partials in `workspace` (room for
@@ -87,6 +89,25 @@ typedef cr_status (*cr_fold_fn)(const void *partials, int64_t count,
 template <class T, class Acc, class Op>
 cr_status run_fold(const void *partials, int64_t count, int64_t chunk,
                    void *result, cudaStream_t stream, cr_error *error);
+
+/* Pass p of `plan`, a reduction along axes (kernels/rows.cuh), over
+ * `rows` rows laid out as `geometry` says (merged): pass 0 reads the
+ * elements (`stride` bytes apart in a row) with the row or the column
+ * kernel, as the plan says, a later pass the partials of the one before
+ * with the row kernel.  Chunk c of row r goes to out + r's out offset +
+ * c * chunk_bytes. */
+typedef cr_status (*cr_rows_fn)(const cr_rows_plan *plan, int p,
+                                const void *in,
+                                const cr_rows_geometry *geometry,
+                                int64_t rows, int64_t stride, void *out,
+                                int64_t chunk_bytes, cudaStream_t stream,
+                                cr_error *error);
+
+template <class T, class Acc, class Op>
+cr_status run_rows(const cr_rows_plan *plan, int p, const void *in,
+                   const cr_rows_geometry *geometry, int64_t rows,
+                   int64_t stride, void *out, int64_t chunk_bytes,
+                   cudaStream_t stream, cr_error *error);
 
 /* Writes Op's identity, as an Acc, to `out`: an empty reduction's value. */
 typedef void (*cr_identity_fn)(void *out);

@@ -3,15 +3,16 @@
  * unsafe cast of the accumulator's value to the reduced dtype, and for a
  * mean the divide by the count in double (`ret / rcount`, an intp) and the
  * cast to the result dtype (nanmean's by the count of its non-NaN
- * elements); of argmin and argmax, the index.  One thread,
- * one small kernel: the types are read at run time from types.def's
- * rows. */
+ * elements); of argmin and argmax, the index.  One thread a result
+ * (one result, or a reduction along axes' many), one small kernel: the
+ * types are read at run time from types.def's rows. */
 #include <cuda_fp16.h>
 #include <cstddef>
 #include <cstring>
 
 #include "check.cuh"
 #include "kernels/results.cuh"
+#include "kernels/rows.cuh"
 #include "kernels/values.cuh"
 #include "store.cuh"
 
@@ -168,36 +169,46 @@ typedef struct {
     alignas(8) unsigned char bytes[sizeof(cr_indexed_result)];
 } result_bytes;
 
-/* The stored value is the result's at `value_offset`, of type
+/* How a result is finished (cr_request's steps, as the kernels read
+ * them).  The stored value is the result's at `value_offset`, of type
  * `value_type` (an index operator's index; nanmean's sum; complex min's
  * value beside its index); with `none_if_nan`, the index is -1 where the
- * value beside it, of type `acc`, is NaN (every element was).  A divide
- * is by n, or with `counted` by the count beside the sum. */
-__global__ void
-store_result(const void *device_value, result_bytes host_bytes,
-             size_t value_offset, cr_type value_type, cr_type acc,
-             int none_if_nan, int counted, cr_type reduced, int divide,
-             int64_t n, cr_type result, void *out)
+ * value beside it, of type `acc`, is NaN (every element was).  With
+ * `divide`, the divide is by n, or with `counted` by the count beside the
+ * sum. */
+typedef struct {
+    size_t value_offset;
+    cr_type value_type;
+    cr_type acc;
+    int none_if_nan;
+    int counted;
+    cr_type reduced;
+    int divide;
+    cr_type result;
+} finish_steps;
+
+/* The result at `bytes`, of n elements, finished into `out`. */
+__device__ void
+finish(const unsigned char *bytes, const finish_steps &steps, int64_t n,
+       void *out)
 {
-    const unsigned char *bytes = device_value != NULL
-        ? static_cast<const unsigned char *>(device_value)
-        : host_bytes.bytes;
-    any_value value = load_value(bytes + value_offset, value_type);
-    if (none_if_nan) {
+    any_value value = load_value(bytes + steps.value_offset,
+                                 steps.value_type);
+    if (steps.none_if_nan) {
         const any_value beside = load_value(
-            bytes + offsetof(cr_indexed_result, value), acc);
+            bytes + offsetof(cr_indexed_result, value), steps.acc);
         if (beside.d != beside.d || beside.im != beside.im) {
             value = value_of((int64_t)-1);
         }
     }
-    if (counted) {
+    if (steps.counted) {
         memcpy(&n, bytes + offsetof(cr_counted_result, count), sizeof(n));
     }
     /* The value as the reduced type, then (a mean) the quotient. */
     uint64_t reduced_bits = 0;
-    const any_value sum = store_value(&reduced_bits, reduced, value);
-    if (!divide) {
-        (void)store_value(out, result, sum);
+    const any_value sum = store_value(&reduced_bits, steps.reduced, value);
+    if (!steps.divide) {
+        (void)store_value(out, steps.result, sum);
         return;
     }
     if (sum.kind == 'c') {
@@ -205,7 +216,7 @@ store_result(const void *device_value, result_bytes host_bytes,
          * multiply by 1/n, and x * 0 kept, which makes the other part NaN
          * where one is NaN or infinite. */
         const double scale = 1.0 / (double)n;
-        (void)store_value(out, result,
+        (void)store_value(out, steps.result,
                           value_of(complex_value<double>(
                               (sum.d + sum.im * 0.0) * scale,
                               (sum.im - sum.d * 0.0) * scale)));
@@ -214,8 +225,53 @@ store_result(const void *device_value, result_bytes host_bytes,
     const double numerator = sum.kind == 'f' ? sum.d
                              : sum.kind == 'i' ? (double)sum.i
                                                : (double)sum.u;
-    (void)store_value(out, result,
+    (void)store_value(out, steps.result,
                       value_of(numerator / (double)n));
+}
+
+/* One result, in device memory at `device_value` or with that NULL in
+ * `host_bytes`. */
+__global__ void
+store_result(const void *device_value, result_bytes host_bytes,
+             finish_steps steps, int64_t n, void *out)
+{
+    finish(device_value != NULL
+               ? static_cast<const unsigned char *>(device_value)
+               : host_bytes.bytes,
+           steps, n, out);
+}
+
+/* The results of `count` rows of n elements: row r's at values + its in
+ * offset, finished into out + its out offset (geometry). */
+__global__ void
+store_results(const unsigned char *values, cr_rows_geometry geometry,
+              int64_t count, finish_steps steps, int64_t n,
+              unsigned char *out)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+         r < count; r += step) {
+        int64_t in_offset, out_offset;
+        row_offsets(geometry, r, &in_offset, &out_offset);
+        finish(values + in_offset, steps, n, out + out_offset);
+    }
+}
+
+/* The request's finishing steps. */
+static finish_steps
+steps_of(const cr_request *request)
+{
+    const int indexed = cr_op_gives_index(request->op);
+    finish_steps steps;
+    steps.value_offset = cr_result_value_offset(request->acc, request->op);
+    steps.value_type = cr_result_value_type(request->acc, request->op);
+    steps.acc = request->acc;
+    steps.none_if_nan = indexed && cr_op_skips_nan(request->op);
+    steps.counted = cr_op_counts(request->op);
+    steps.reduced = request->reduced;
+    steps.divide = request->divide_by_n;
+    steps.result = request->result;
+    return steps;
 }
 
 int
@@ -233,18 +289,33 @@ cr_store_result(const cr_request *request, const void *device_value,
 {
     cr_status status = CR_OK;
     result_bytes host_bytes = {};
-    const int indexed = cr_op_gives_index(request->op);
     if (device_value == NULL) {
         memcpy(host_bytes.bytes, host_value,
                cr_result_size(request->acc, request->op));
     }
-    store_result<<<1, 1, 0, stream>>>(
-        device_value, host_bytes,
-        cr_result_value_offset(request->acc, request->op),
-        cr_result_value_type(request->acc, request->op), request->acc,
-        indexed && cr_op_skips_nan(request->op),
-        cr_op_counts(request->op), request->reduced,
-        request->divide_by_n, request->n, request->result, request->out);
+    store_result<<<1, 1, 0, stream>>>(device_value, host_bytes,
+                                      steps_of(request), request->n,
+                                      request->out);
+    CR_CHECK(cudaGetLastError());
+done:
+    return status;
+}
+
+cr_status
+cr_store_results(const cr_request *request, const void *values,
+                 const cr_rows_geometry *geometry, void *out,
+                 cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    const int64_t count = request->rows->rows;
+    int64_t blocks = (count + CR_ROWS_THREADS - 1) / CR_ROWS_THREADS;
+    if (blocks > CR_ROWS_MAX_BLOCKS) {
+        blocks = CR_ROWS_MAX_BLOCKS;
+    }
+    store_results<<<(unsigned int)blocks, CR_ROWS_THREADS, 0, stream>>>(
+        static_cast<const unsigned char *>(values), *geometry, count,
+        steps_of(request), request->rows->length,
+        static_cast<unsigned char *>(out));
     CR_CHECK(cudaGetLastError());
 done:
     return status;

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "cudareduce.h"
+#include "rows_plan.h"
 
 /* Whether request->out takes the accumulator's value as it is: no cast, no
  * divide. */
@@ -20,5 +21,14 @@ int cr_store_is_copy(const cr_request *request);
 cr_status cr_store_result(const cr_request *request, const void *device_value,
                           const void *host_value, cudaStream_t stream,
                           cr_error *error);
+
+/* Queues, on `stream`, the store of a reduction along axes' results
+ * (request->rows), each finished as cr_store_result finishes one, a mean
+ * divided by its row's length: row r's accumulator is at values + its in
+ * offset, its result goes to out + its out offset (`geometry`, of
+ * request->rows->rows rows). */
+cr_status cr_store_results(const cr_request *request, const void *values,
+                           const cr_rows_geometry *geometry, void *out,
+                           cudaStream_t stream, cr_error *error);
 
 #endif /* CUDAREDUCE_STORE_CUH */

@@ -65,6 +65,28 @@ typedef char cr_counted_result_fits
  * (a few hundred at most: 16 MiB chunks of an 8 GiB array are 512). */
 #define CR_FOLD_THREADS 256
 
+/* Reductions along axes (kernels/rows.cuh): a row longer than
+ * CR_ROW_CHUNK elements is reduced chunk by chunk, and its chunks'
+ * partials by the same procedure, pass after pass.  The chunk is part of
+ * the one order every kernel keeps, so a result's bits depend on it:
+ * changing it changes results.  It must give a full warp of lanes. */
+#define CR_ROW_CHUNK 8192
+typedef char cr_row_chunk_fills_a_warp[CR_ROW_CHUNK >= 32 ? 1 : -1];
+
+/* The row kernel's threads per block (warps, each a row or a few short
+ * ones), and the column kernel's fewest (32 adjacent rows or more, by
+ * the lanes each takes). */
+#define CR_ROWS_THREADS 256
+
+/* Loads in flight a lane, for elements of 4 bytes or more (narrower
+ * ones into a narrow accumulator: as many more as make 16 bytes; wide
+ * ones beside a wide accumulator: half as many; kernels/rows.cuh). */
+#define CR_ROWS_UNROLL 4
+
+/* The most blocks a row or column kernel is launched with: a
+ * grid-stride loop covers more rows, and keeps gridDim.x in range. */
+#define CR_ROWS_MAX_BLOCKS 65536
+
 /* The read-ceiling probe: 16-byte loads, a block of this many threads,
  * enough blocks per SM to fill CR_THREADS_PER_SM. */
 #define CR_PROBE_THREADS 512

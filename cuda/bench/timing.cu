@@ -143,6 +143,10 @@ cr_time_reduce(const cr_request *request, const cr_timing *timing,
     if (status != CR_OK) {
         return status;
     }
+    if (request->rows != NULL) {
+        return cr_fail(error, CR_ERR_INVALID,
+                       "timing runs reductions of the whole array");
+    }
     if (request->n == 0 || request->location != CR_HOST
         || (request->layout != NULL && !request->layout->contiguous)) {
         return cr_fail(error, CR_ERR_INVALID,

@@ -333,11 +333,47 @@ cr_status cr_device_exchange(int device, int *previous, cr_error *error);
  * needs the host (no `out`, or host data) is refused with CR_ERR_CUDA
  * (cudaErrorStreamCaptureUnsupported) before anything is queued, so that
  * the capture goes on; a `wait_stream` that is not capturing is not
- * waited for (its work so far is no part of the graph). */
+ * waited for (its work so far is no part of the graph).
+ *
+ * With `rows` set (a reduction along axes: cr_rows below), there is one
+ * result a row and `out` is required: device memory, or with
+ * `out_on_host` host memory for `rows` results; `data` points at row 0's
+ * element 0, `n` is rows * length and `layout` is NULL.  Each result is
+ * finished as a device out's is above, a mean divided by its row's
+ * length (a COUNT operator's by its count), an INDEX operator's index
+ * counted in its row (0 .. length - 1).  The bits of a row's result
+ * depend only on its elements in order, its length, the types, the
+ * operator and the method: not on the other rows, nor on where the row
+ * lies (kernels/rows.cuh's one order).  The method fast takes rows (its
+ * kernels size their own blocks: `threads` is checked, not used); the
+ * others are CR_ERR_INVALID for now.  Device data are read in place,
+ * or where a cast pass is needed cast first into a contiguous buffer;
+ * host data (C-contiguous) are copied whole to device memory first.  An
+ * out on the host is waited for; a device out is not. */
 typedef enum {
     CR_HOST = 0,
     CR_DEVICE
 } cr_location;
+
+/* A reduction along axes (cr_request's `rows`): `rows` results, each the
+ * reduction of `length` elements.  Row r (0 <= r < rows, in C order over
+ * kept_shape) starts at data + sum_d idx_d(r) * kept_strides[d], and its
+ * element k (0 <= k < length) is at that + k * stride: bytes, any
+ * multiple of the item size, negative too (an INDEX operator's index k
+ * counts along the axis as given).  Its result goes to out + sum_d
+ * idx_d(r) * out_strides[d] (a device out; bytes, multiples of the
+ * result's item size), or for an out on the host to out + r * the
+ * result's item size (contiguous, in C order).  csrc/ plans the axes;
+ * empty rows (length 0) and an empty kept shape (rows 0) are its own. */
+typedef struct {
+    int64_t rows;           /* >= 1: the product of kept_shape */
+    int64_t length;         /* >= 1 */
+    int64_t stride;         /* bytes between a row's consecutive elements */
+    int kept_ndim;          /* 0 .. CR_MAX_DIMS; 0: a single row */
+    int64_t kept_shape[CR_MAX_DIMS];
+    int64_t kept_strides[CR_MAX_DIMS];  /* bytes, in the input */
+    int64_t out_strides[CR_MAX_DIMS];   /* bytes, in a device out */
+} cr_rows;
 
 typedef struct {
     const void *data;
@@ -365,10 +401,22 @@ typedef struct {
                                  * the caller asked for already: cr_reduce
                                  * does not ask again */
     int device;
+    const cr_rows *rows;        /* NULL: the whole array, one result */
+    int out_on_host;            /* with rows: out is host memory */
 } cr_request;
 
 cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
+
+/* The kernel that reads the elements of `rows` of item_size bytes in its
+ * first pass: "rows" (a warp, or a group of lanes, a row: the elements of
+ * a row are adjacent or the rows are not) or "columns" (adjacent rows'
+ * elements read side by side: the rows' innermost kept dimension is
+ * contiguous and their elements are not, as reducing the leading axis of
+ * a C-contiguous array).  After a cast pass (cr_request_check's route),
+ * whose rows are contiguous, the row kernel reads them.  NULL for an
+ * invalid `rows`.  Plain C: no CUDA call. */
+const char *cr_rows_kernel_name(const cr_rows *rows, size_t item_size);
 
 /* The device cr_reduce would run `request` on: its device data's, else
  * its device out's, else the current one (a caller that keeps the answer

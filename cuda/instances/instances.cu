@@ -1,5 +1,6 @@
 /* instances.cu: the explicit instances of one unit of instances.def's rows
- * (run_passes, run_fast, run_cub and run_fold: runners_impl.cuh).
+ * (run_passes, run_fast, run_cub, run_fold and run_rows:
+ * runners_impl.cuh).
  *
  * setup.py compiles this file once per unit that instances.def #defines
  * (CR_UNIT_<NAME> k), with -DCR_UNIT=k, into instances_<name>.o, so that

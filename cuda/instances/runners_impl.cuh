@@ -1,7 +1,8 @@
-/* runners_impl.cuh: the definitions of run_passes, run_fast and run_cub
- * (declared in runners.cuh), instantiated for the rows of instances.def.
- * Included by instances.cu only, which is compiled once per unit of
- * instances.def with CR_UNIT defined: the rows it compiles.
+/* runners_impl.cuh: the definitions of run_passes, run_fast, run_cub,
+ * run_fold and run_rows (declared in runners.cuh), instantiated for the
+ * rows of instances.def.  Included by instances.cu only, which is
+ * compiled once per unit of instances.def with CR_UNIT defined: the rows
+ * it compiles.
  */
 #ifndef CUDAREDUCE_RUNNERS_IMPL_CUH
 #define CUDAREDUCE_RUNNERS_IMPL_CUH
@@ -12,6 +13,7 @@
 
 #include "kernels/fast.cuh"
 #include "kernels/ladder.cuh"
+#include "kernels/rows.cuh"
 #include "runners.cuh"
 
 template <class T, class Acc>
@@ -271,6 +273,55 @@ done:
     return status;
 }
 
+/* The row kernel's launch of pass `pass` (rows_plan.c plans it), over
+ * elements of T. */
+template <class T, class Acc, class Op>
+static cr_status
+launch_rows(const cr_rows_pass *pass, const unsigned char *in,
+            const cr_rows_geometry *geometry, int64_t rows, int64_t stride,
+            unsigned char *out, int64_t chunk_bytes, cudaStream_t stream,
+            cr_error *error)
+{
+    cr_status status = CR_OK;
+    reduce_rows<T, Acc, Op>
+        <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
+            in, *geometry, rows, pass->length, stride, pass->chunks,
+            pass->group, out, chunk_bytes);
+    CR_CHECK(cudaGetLastError());
+done:
+    return status;
+}
+
+template <class T, class Acc, class Op>
+cr_status
+run_rows(const cr_rows_plan *plan, int p, const void *in,
+         const cr_rows_geometry *geometry, int64_t rows, int64_t stride,
+         void *out, int64_t chunk_bytes, cudaStream_t stream,
+         cr_error *error)
+{
+    cr_status status = CR_OK;
+    const cr_rows_pass *pass = &plan->pass[p];
+    const unsigned char *bytes = static_cast<const unsigned char *>(in);
+    unsigned char *results = static_cast<unsigned char *>(out);
+    if (p > 0) {
+        return launch_rows<Acc, Acc, Op>(pass, bytes, geometry, rows,
+                                         stride, results, chunk_bytes,
+                                         stream, error);
+    }
+    if (!plan->columns) {
+        return launch_rows<T, Acc, Op>(pass, bytes, geometry, rows, stride,
+                                       results, chunk_bytes, stream, error);
+    }
+    reduce_columns<T, Acc, Op>
+        <<<(unsigned int)pass->blocks,
+           dim3(pass->threads_x, pass->threads_y), 0, stream>>>(
+            bytes, *geometry, rows, pass->length, stride, pass->chunks,
+            results, chunk_bytes);
+    CR_CHECK(cudaGetLastError());
+done:
+    return status;
+}
+
 /* Explicit instances: instances.cu, compiled with -DCR_UNIT=k, includes
  * this file, and the rows of instances.def in its unit are instantiated here;
  * a shared row's are another row's. */
@@ -285,7 +336,10 @@ done:
         const void *, int64_t, void *, size_t *, void *, cudaStream_t,    \
         cr_error *);                                                      \
     template cr_status run_fold<T, Acc, Op>(                              \
-        const void *, int64_t, int64_t, void *, cudaStream_t, cr_error *);
+        const void *, int64_t, int64_t, void *, cudaStream_t, cr_error *); \
+    template cr_status run_rows<T, Acc, Op>(                              \
+        const cr_rows_plan *, int, const void *, const cr_rows_geometry *, \
+        int64_t, int64_t, void *, int64_t, cudaStream_t, cr_error *);
 
 #define CR_SHARED_INSTANCE(TYPE, ACC, OP, INSTANCES, T, Acc, Op)
 

@@ -31,14 +31,18 @@
 #include "kernels/results.cuh"
 #include "tuning.h"
 
-/* v of the lane `offset` above.  Types narrower than int travel through
- * the int shuffle and come back exactly; a struct (argmin's value and
- * index) goes 32 bits at a time. */
+/* v of the lane `offset` above, in groups of `width` lanes (a power of
+ * two; a lane past its group's end gets its own v back).  Types narrower
+ * than int travel through the int shuffle and come back exactly; a
+ * struct (argmin's value and index) goes 32 bits at a time.  Every lane
+ * of the warp takes part. */
 template <class Acc>
-__device__ __forceinline__ Acc shuffle_down(Acc v, int offset)
+__device__ __forceinline__ Acc shuffle_down(Acc v, int offset,
+                                            int width = 32)
 {
     if constexpr (cuda::std::is_arithmetic_v<Acc>) {
-        return static_cast<Acc>(__shfl_down_sync(0xffffffffu, v, offset));
+        return static_cast<Acc>(
+            __shfl_down_sync(0xffffffffu, v, offset, width));
     }
     else {
         constexpr int WORDS = (sizeof(Acc) + 3) / 4;
@@ -46,7 +50,8 @@ __device__ __forceinline__ Acc shuffle_down(Acc v, int offset)
         memcpy(words, &v, sizeof(Acc));
 #pragma unroll
         for (int w = 0; w < WORDS; w++) {
-            words[w] = __shfl_down_sync(0xffffffffu, words[w], offset);
+            words[w] = __shfl_down_sync(0xffffffffu, words[w], offset,
+                                        width);
         }
         memcpy(&v, words, sizeof(Acc));
         return v;

@@ -1,0 +1,245 @@
+/* axes.cu: a reduction along axes (cr_request's rows): its input on the
+ * device (host data copied there whole, a cast pass where the route asks
+ * for one), the passes of its plan (rows_plan.c; the kernels are
+ * kernels/rows.cuh's), and its results, finished into out (store.cu) on
+ * the device or copied to the host. */
+#include <cstring>
+
+#include "axes.cuh"
+#include "check.cuh"
+#include "gather.cuh"
+#include "memory/pool.cuh"
+#include "rows_plan.h"
+#include "store.cuh"
+
+/* The bytes a row layout reaches from row 0's element 0: [*low, *high). */
+static void
+rows_span(const cr_rows *rows, size_t item_size, int64_t *low,
+          int64_t *high)
+{
+    int64_t below = 0, above = 0;
+    for (int d = 0; d <= rows->kept_ndim; d++) {
+        const int last = d == rows->kept_ndim;
+        const int64_t count = last ? rows->length : rows->kept_shape[d];
+        const int64_t stride = last ? rows->stride : rows->kept_strides[d];
+        if (stride < 0) {
+            below += (count - 1) * stride;
+        }
+        else {
+            above += (count - 1) * stride;
+        }
+    }
+    *low = below;
+    *high = above + (int64_t)item_size;
+}
+
+/* The layout of the elements in row order (the kept dimensions, then the
+ * row's), for the cast pass: each size-1 dimension left out. */
+static cr_status
+rows_layout(const cr_rows *rows, cr_layout *layout, cr_error *error)
+{
+    memset(layout, 0, sizeof(*layout));
+    layout->n = rows->rows * rows->length;
+    for (int d = 0; d <= rows->kept_ndim; d++) {
+        const int last = d == rows->kept_ndim;
+        const int64_t count = last ? rows->length : rows->kept_shape[d];
+        if (count == 1) {
+            continue;
+        }
+        if (layout->ndim == CR_MAX_DIMS) {
+            return cr_fail(error, CR_ERR_INVALID, "rows: more than %d "
+                           "dimensions", CR_MAX_DIMS);
+        }
+        layout->shape[layout->ndim] = count;
+        layout->strides[layout->ndim] = last ? rows->stride
+                                             : rows->kept_strides[d];
+        layout->ndim++;
+    }
+    return CR_OK;
+}
+
+/* Where pass p of `plan` reads (`in_strides`, rows of the input or of the
+ * partials) and writes (`out_strides`), merged. */
+static void
+pass_geometry(const cr_rows *rows, const int64_t *in_strides,
+              const int64_t *out_strides, cr_rows_geometry *geometry)
+{
+    geometry->ndim = rows->kept_ndim;
+    for (int d = 0; d < rows->kept_ndim; d++) {
+        geometry->shape[d] = rows->kept_shape[d];
+        geometry->in_strides[d] = in_strides[d];
+        geometry->out_strides[d] = out_strides[d];
+    }
+    cr_rows_merge(geometry);
+}
+
+/* The bytes of `count` items of `size` bytes, or 0 where they pass
+ * 2^62, which no memory holds (a broadcast input's rows can). */
+static size_t
+buffer_bytes(int64_t count, int64_t size)
+{
+    return count <= CR_MAX_ELEMENTS / size ? (size_t)(count * size) : 0;
+}
+
+/* Takes a stream-ordered buffer of `count` items of `size` bytes. */
+static cr_status
+take_buffer(unsigned char **buffer, int64_t count, int64_t size,
+            cudaStream_t stream, cr_error *error)
+{
+    const size_t bytes = buffer_bytes(count, size);
+    if (bytes == 0) {
+        return cr_fail(error, CR_ERR_NO_MEMORY, "rows: %lld items of %lld "
+                       "bytes do not fit in memory", (long long)count,
+                       (long long)size);
+    }
+    return cr_pool_malloc((void **)buffer, bytes, stream, error);
+}
+
+/* Frees a stream-ordered buffer, if any (best effort, after an error
+ * too). */
+static void
+free_buffer(void *buffer, cudaStream_t stream)
+{
+    if (buffer != NULL) {
+        (void)cudaFreeAsync(buffer, stream);
+    }
+}
+
+cr_status
+cr_reduce_rows(const cr_request *request, const cr_route *route,
+               cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    const cr_rows *rows = request->rows;
+    const size_t item = cr_type_size(request->type);
+    const size_t staged = cr_type_size(route->staged);
+    const int64_t acc = (int64_t)cr_result_size(request->acc, request->op);
+    const int64_t result = (int64_t)cr_type_size(request->result);
+    const int copy = cr_store_is_copy(request);
+    /* The last pass writes the device out itself where nothing is left
+     * to finish; else contiguous accumulators, finished from there. */
+    const int direct = copy && !request->out_on_host;
+    const unsigned char *in = static_cast<const unsigned char *>(
+        request->data);
+    unsigned char *copied = NULL, *cast = NULL, *finished = NULL;
+    unsigned char *partials[2] = {NULL, NULL}, *results = NULL;
+    /* The input pass 0 reads: as given, or after the cast pass, rows
+     * contiguous in C order. */
+    cr_rows source = *rows;
+    cr_layout layout;
+    cr_rows_geometry geometry;
+    int64_t contiguous[CR_MAX_DIMS];
+    cr_rows_plan plan;
+
+    if (request->location == CR_HOST) {
+        int64_t low, high;
+        rows_span(rows, item, &low, &high);
+        status = take_buffer(&copied, high - low, 1, stream, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+        CR_CHECK(cudaMemcpyAsync(copied, in + low, (size_t)(high - low),
+                                 cudaMemcpyHostToDevice, stream));
+        in = copied - low;
+    }
+    if (route->staged != request->type) {
+        status = rows_layout(rows, &layout, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+        status = take_buffer(&cast, layout.n, (int64_t)staged, stream,
+                             error);
+        if (status != CR_OK) {
+            goto done;
+        }
+        status = cr_gather(in, &layout, layout.n, request->type,
+                           route->staged, &route->nan, cast, stream, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+        in = cast;
+        source.stride = (int64_t)staged;
+        cr_rows_contiguous_strides(rows->kept_ndim, rows->kept_shape,
+                                   rows->length * (int64_t)staged,
+                                   source.kept_strides);
+    }
+    cr_rows_plan_passes(&source, staged, &plan);
+    /* Pass p writes partials[p % 2], pass p + 2's no more than p's. */
+    for (int p = 0; p + 1 < plan.count && p < 2 && status == CR_OK; p++) {
+        status = take_buffer(&partials[p], rows->rows * plan.pass[p].chunks,
+                             acc, stream, error);
+    }
+    if (status == CR_OK && !direct) {
+        status = take_buffer(&results, rows->rows, acc, stream, error);
+    }
+    if (status == CR_OK && request->out_on_host && !copy) {
+        status = take_buffer(&finished, rows->rows, result, stream, error);
+    }
+    if (status != CR_OK) {
+        goto done;
+    }
+    for (int p = 0; p < plan.count; p++) {
+        const int last = p == plan.count - 1;
+        /* Pass p > 0 reads the partials pass p - 1 wrote, a row each. */
+        const unsigned char *from = p == 0 ? in : partials[(p - 1) % 2];
+        unsigned char *to = !last ? partials[p % 2]
+                            : direct ? static_cast<unsigned char *>(
+                                           request->out)
+                                     : results;
+        const int64_t *in_strides = source.kept_strides;
+        int64_t in_pitch[CR_MAX_DIMS], out_pitch[CR_MAX_DIMS];
+        if (p > 0) {
+            cr_rows_contiguous_strides(rows->kept_ndim, rows->kept_shape,
+                                       plan.pass[p].length * acc, in_pitch);
+            in_strides = in_pitch;
+        }
+        cr_rows_contiguous_strides(rows->kept_ndim, rows->kept_shape,
+                                   plan.pass[p].chunks * acc, out_pitch);
+        pass_geometry(rows, in_strides,
+                      last && direct ? rows->out_strides : out_pitch,
+                      &geometry);
+        status = cr_rows_run_pass(route->entry, &plan, p, from, &geometry,
+                                  rows->rows, p == 0 ? source.stride : acc,
+                                  to, acc, stream, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+    }
+    if (direct) {
+        goto done;
+    }
+    /* The accumulators, a row each, finished into out (a device out), or
+     * into device memory and from there to the host. */
+    cr_rows_contiguous_strides(rows->kept_ndim, rows->kept_shape, acc,
+                               contiguous);
+    if (!request->out_on_host) {
+        pass_geometry(rows, contiguous, rows->out_strides, &geometry);
+        status = cr_store_results(request, results, &geometry, request->out,
+                                  stream, error);
+        goto done;
+    }
+    if (!copy) {
+        int64_t packed[CR_MAX_DIMS];
+        cr_rows_contiguous_strides(rows->kept_ndim, rows->kept_shape, result,
+                                   packed);
+        pass_geometry(rows, contiguous, packed, &geometry);
+        status = cr_store_results(request, results, &geometry, finished,
+                                  stream, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+    }
+    CR_CHECK(cudaMemcpyAsync(request->out, copy ? results : finished,
+                             (size_t)(rows->rows * result),
+                             cudaMemcpyDeviceToHost, stream));
+    CR_CHECK(cudaStreamSynchronize(stream));
+
+done:
+    free_buffer(copied, stream);
+    free_buffer(cast, stream);
+    free_buffer(partials[0], stream);
+    free_buffer(partials[1], stream);
+    free_buffer(results, stream);
+    free_buffer(finished, stream);
+    return status;
+}

@@ -1,0 +1,232 @@
+/* rows_plan.c: the plan of a reduction along axes (rows_plan.h).
+ *
+ * Plain C with no CUDA call, compiled by the C compiler into the
+ * extension, as plan.c is. */
+#include "rows_plan.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "fail.h"
+#include "tuning.h"
+
+/* |a| for a stride that is not INT64_MIN (cr_rows_check refuses it). */
+static int64_t
+magnitude(int64_t a)
+{
+    return a < 0 ? -a : a;
+}
+
+/* Adds (count - 1) * |stride| to *reach; 0 where it overflows 63 bits. */
+static int
+add_reach(int64_t *reach, int64_t count, int64_t stride)
+{
+    if (stride == INT64_MIN) {
+        return 0;
+    }
+    const int64_t step = magnitude(stride);
+    if (count > 1 && step > (INT64_MAX - *reach) / (count - 1)) {
+        return 0;
+    }
+    *reach += (count - 1) * step;
+    return 1;
+}
+
+cr_status
+cr_rows_check(const cr_rows *rows, int64_t n, size_t item_size,
+              size_t result_size, int out_on_host, cr_error *error)
+{
+    const int64_t item = (int64_t)item_size;
+    const int64_t result = (int64_t)result_size;
+    int64_t count = 1, in_reach = item, out_reach = result;
+
+    if (item <= 0 || result <= 0) {
+        return cr_fail(error, CR_ERR_INVALID, "invalid item size");
+    }
+    if (rows->kept_ndim < 0 || rows->kept_ndim > CR_MAX_DIMS) {
+        return cr_fail(error, CR_ERR_INVALID,
+                       "rows: kept_ndim must be from 0 to %d", CR_MAX_DIMS);
+    }
+    if (rows->rows < 1 || rows->length < 1) {
+        return cr_fail(error, CR_ERR_INVALID,
+                       "rows: rows and length must be >= 1");
+    }
+    for (int d = 0; d < rows->kept_ndim; d++) {
+        const int64_t size = rows->kept_shape[d];
+        if (size < 1 || size > rows->rows / count) {
+            return cr_fail(error, CR_ERR_INVALID, "rows: kept_shape must "
+                           "be >= 1, its product rows");
+        }
+        count *= size;
+        if (rows->kept_strides[d] % item != 0
+            || (!out_on_host && rows->out_strides[d] % result != 0)) {
+            return cr_fail(error, CR_ERR_INVALID, "rows: strides must be "
+                           "multiples of the item size (in the input) and "
+                           "of the result's (in out)");
+        }
+        if (!add_reach(&in_reach, size, rows->kept_strides[d])
+            || (!out_on_host
+                && !add_reach(&out_reach, size, rows->out_strides[d]))) {
+            return cr_fail(error, CR_ERR_INVALID, "rows: strides overflow");
+        }
+    }
+    if (count != rows->rows) {
+        return cr_fail(error, CR_ERR_INVALID,
+                       "rows: the product of kept_shape is not rows");
+    }
+    if (rows->length > CR_MAX_ELEMENTS / rows->rows
+        || rows->rows * rows->length != n) {
+        return cr_fail(error, CR_ERR_INVALID,
+                       "rows: rows * length must be n, at most 2^62");
+    }
+    if (rows->stride % item != 0) {
+        return cr_fail(error, CR_ERR_INVALID, "rows: the stride must be a "
+                       "multiple of the item size");
+    }
+    if (!add_reach(&in_reach, rows->length, rows->stride)) {
+        return cr_fail(error, CR_ERR_INVALID, "rows: strides overflow");
+    }
+    return CR_OK;
+}
+
+/* Lanes a chunk of a row of `length`: 32, or the power of two at or
+ * above a shorter length. */
+static int
+group_for(int64_t length)
+{
+    int group = 1;
+    while (group < 32 && group < length) {
+        group *= 2;
+    }
+    return group;
+}
+
+/* Whether pass 0 reads side by side the elements of adjacent rows: the
+ * rows' innermost kept dimension (of more than one row) is contiguous
+ * and their elements are not. */
+static int
+use_columns(const cr_rows *rows, size_t item_size)
+{
+    const int64_t item = (int64_t)item_size;
+    if (rows->stride == item || rows->stride == -item) {
+        return 0;
+    }
+    for (int d = rows->kept_ndim - 1; d >= 0; d--) {
+        if (rows->kept_shape[d] > 1) {
+            return rows->kept_strides[d] == item
+                   || rows->kept_strides[d] == -item;
+        }
+    }
+    return 0;
+}
+
+static int64_t
+ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* The launch of a pass over `rows` rows: the column kernel's (pass 0
+ * where `columns`), with 32 adjacent rows a block or more, at least
+ * CR_ROWS_THREADS threads and at most 1,024; else the row kernel's. */
+static void
+plan_launch(cr_rows_pass *pass, int64_t rows, int columns)
+{
+    int64_t blocks;
+    if (columns) {
+        pass->threads_x = 32 * pass->group >= CR_ROWS_THREADS
+            ? 32 : CR_ROWS_THREADS / pass->group;
+        pass->threads_y = pass->group;
+        blocks = ceil_div(rows, pass->threads_x) * pass->chunks;
+    }
+    else {
+        pass->threads_x = CR_ROWS_THREADS;
+        pass->threads_y = 1;
+        blocks = ceil_div(rows * pass->chunks,
+                          CR_ROWS_THREADS / 32 * (32 / pass->group));
+    }
+    pass->blocks = blocks < CR_ROWS_MAX_BLOCKS ? blocks
+                                               : CR_ROWS_MAX_BLOCKS;
+}
+
+void
+cr_rows_plan_passes(const cr_rows *rows, size_t item_size,
+                    cr_rows_plan *plan)
+{
+    int64_t length = rows->length;
+    memset(plan, 0, sizeof(*plan));
+    plan->columns = use_columns(rows, item_size);
+    /* 2^62 elements are at most 5 passes of 2^13: the bound is never
+     * reached, and keeps the array access provably safe. */
+    while (plan->count < CR_ROWS_MAX_PASSES) {
+        cr_rows_pass *pass = &plan->pass[plan->count];
+        pass->length = length;
+        pass->chunks = ceil_div(length, CR_ROW_CHUNK);
+        pass->group = group_for(length);
+        plan_launch(pass, rows->rows, plan->columns && plan->count == 0);
+        plan->count++;
+        if (pass->chunks == 1) {
+            break;
+        }
+        length = pass->chunks;
+    }
+}
+
+const char *
+cr_rows_kernel_name(const cr_rows *rows, size_t item_size)
+{
+    cr_error ignored;
+    if (rows == NULL || rows->rows < 1 || rows->length < 1
+        || rows->length > CR_MAX_ELEMENTS / rows->rows
+        || cr_rows_check(rows, rows->rows * rows->length, item_size,
+                         item_size, 1, &ignored) != CR_OK) {
+        return NULL;
+    }
+    return use_columns(rows, item_size) ? "columns" : "rows";
+}
+
+void
+cr_rows_contiguous_strides(int ndim, const int64_t *shape, int64_t bytes,
+                           int64_t *strides)
+{
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = bytes;
+        if (d > 0) {
+            bytes *= shape[d];
+        }
+    }
+}
+
+/* Whether outer == inner * size (size >= 2), with no product formed
+ * that could overflow. */
+static int
+one_run(int64_t outer, int64_t inner, int64_t size)
+{
+    return outer % size == 0 && outer / size == inner;
+}
+
+void
+cr_rows_merge(cr_rows_geometry *g)
+{
+    int merged = 0;
+    for (int d = 0; d < g->ndim; d++) {
+        if (g->shape[d] == 1) {
+            continue;
+        }
+        if (merged > 0
+            && one_run(g->in_strides[merged - 1], g->in_strides[d],
+                       g->shape[d])
+            && one_run(g->out_strides[merged - 1], g->out_strides[d],
+                       g->shape[d])) {
+            g->shape[merged - 1] *= g->shape[d];
+            g->in_strides[merged - 1] = g->in_strides[d];
+            g->out_strides[merged - 1] = g->out_strides[d];
+            continue;
+        }
+        g->shape[merged] = g->shape[d];
+        g->in_strides[merged] = g->in_strides[d];
+        g->out_strides[merged] = g->out_strides[d];
+        merged++;
+    }
+    g->ndim = merged;
+}

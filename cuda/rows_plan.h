@@ -1,0 +1,82 @@
+/* rows_plan.h: the plan of a reduction along axes (rows_plan.c): the
+ * check of a cr_rows, the kernel its first pass takes, its passes, and
+ * where each pass reads and writes a row.  Plain C, no CUDA call: the
+ * kernels (kernels/rows.cuh) take the geometry by value. */
+#ifndef CUDAREDUCE_ROWS_PLAN_H
+#define CUDAREDUCE_ROWS_PLAN_H
+
+#include "cudareduce.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Each pass divides a row's length by CR_ROW_CHUNK (2^13) or ends it, so
+ * that 2^62 elements take at most 5 passes. */
+#define CR_ROWS_MAX_PASSES 6
+
+/* Where row r of a pass reads and writes: in C order over shape, its
+ * index idx_d(r) in each dimension, its first element at in +
+ * sum_d idx_d(r) * in_strides[d] and its result (or its first chunk's
+ * partial) at out + sum_d idx_d(r) * out_strides[d].  ndim 0: one row. */
+typedef struct {
+    int ndim;
+    int64_t shape[CR_MAX_DIMS];
+    int64_t in_strides[CR_MAX_DIMS];
+    int64_t out_strides[CR_MAX_DIMS];
+} cr_rows_geometry;
+
+/* One pass: each row's `length` elements (pass 0) or partials (later
+ * passes) are cut into `chunks` chunks of CR_ROW_CHUNK, the last shorter,
+ * and each chunk is reduced by `group` lanes (32, or for a row of 16
+ * elements or fewer the power of two at or above its length); the pass
+ * writes a partial a chunk, the result where chunks is 1 (the last
+ * pass).  Its launch: `blocks` blocks of threads_x by threads_y threads
+ * (the row kernel: CR_ROWS_THREADS by 1, 32 / group chunks a warp; the
+ * column kernel: adjacent rows by `group` lanes), a grid-stride loop
+ * taking what CR_ROWS_MAX_BLOCKS blocks leave. */
+typedef struct {
+    int64_t length;
+    int64_t chunks;
+    int group;
+    int64_t blocks;
+    int threads_x;
+    int threads_y;
+} cr_rows_pass;
+
+typedef struct {
+    int columns;                /* pass 0 by the column kernel */
+    int count;
+    cr_rows_pass pass[CR_ROWS_MAX_PASSES];
+} cr_rows_plan;
+
+/* Refuses (CR_ERR_INVALID, with a message) a `rows` that does not
+ * describe n elements of item_size bytes: rows and length >= 1, the
+ * product of kept_shape rows, rows * length n, the strides multiples of
+ * the item size and the reach of each within 63 bits; with a device out
+ * (out_on_host 0), out_strides multiples of result_size. */
+cr_status cr_rows_check(const cr_rows *rows, int64_t n, size_t item_size,
+                        size_t result_size, int out_on_host,
+                        cr_error *error);
+
+/* The plan of a checked `rows`: its first pass's kernel and every
+ * pass. */
+void cr_rows_plan_passes(const cr_rows *rows, size_t item_size,
+                         cr_rows_plan *plan);
+
+/* Writes the strides of a C-contiguous array of `shape` whose innermost
+ * step is `bytes`. */
+void cr_rows_contiguous_strides(int ndim, const int64_t *shape,
+                                int64_t bytes, int64_t *strides);
+
+/* Drops the dimensions of size 1 and merges a dimension into the one
+ * outside it where they are one run in both strides: the same rows in
+ * the same order, in the fewest dimensions (often one, which the kernels
+ * index with no division). */
+void cr_rows_merge(cr_rows_geometry *geometry);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUDAREDUCE_ROWS_PLAN_H */
