@@ -8,20 +8,18 @@
 
 #include <string.h>
 
+/* Timing k of a C array of them, as a float. */
+static PyObject *
+time_item(const void *times_ms, int k)
+{
+    return PyFloat_FromDouble(((const float *)times_ms)[k]);
+}
+
 /* A list of floats from a C array of timings. */
 static PyObject *
 times_to_list(const float *times_ms, int count)
 {
-    PyObject *list = PyList_New(count);
-    for (int r = 0; list != NULL && r < count; r++) {
-        PyObject *item = PyFloat_FromDouble(times_ms[r]);
-        if (item == NULL) {
-            Py_CLEAR(list);
-            break;
-        }
-        PyList_SET_ITEM(list, r, item);
-    }
-    return list;
+    return crpy_sequence(count, 1, time_item, times_ms);
 }
 
 /* The timing modes by name, in cr_timing_mode order. */

@@ -59,11 +59,8 @@ int
 crpy_plan_device_layout(crpy_input *input, int ndim, const int64_t *shape,
                         const int64_t *strides, const char *source)
 {
-    const char *refused = crpy_plan_layout(
-        ndim, shape, strides, (size_t)input->dtype->itemsize,
-        input->c_order, &input->layout);
-    if (refused != NULL) {
-        PyErr_Format(PyExc_ValueError, "%s: %s", source, refused);
+    if (crpy_input_layout(input, ndim, shape, strides,
+                          input->dtype->itemsize, source) < 0) {
         return -1;
     }
     if (input->layout.n > 0) {
@@ -229,7 +226,6 @@ crpy_acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input)
         value = NULL;
     }
     input->location = CR_DEVICE;
-    input->ndim = ndim;
     if (crpy_plan_device_layout(input, ndim, shape, value ? strides : NULL,
                                 CAI) < 0) {
         return -1;
@@ -438,7 +434,6 @@ crpy_acquire_torch_tensor(PyObject *obj, crpy_input *input)
         Py_CLEAR(value);
     }
     input->location = CR_DEVICE;
-    input->ndim = ndim;
     if (crpy_plan_device_layout(input, ndim, shape,
                                 contiguous ? NULL : strides,
                                 "torch.Tensor") < 0

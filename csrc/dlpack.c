@@ -241,7 +241,6 @@ acquire_dlpack_device(PyObject *obj, int device, int stream_given,
         }
     }
     input->data = (const char *)tensor->data + tensor->byte_offset;
-    input->ndim = tensor->ndim;
     return crpy_plan_device_layout(input, tensor->ndim, tensor->shape,
                                    tensor->strides ? strides : NULL,
                                    "DLPack");

@@ -52,3 +52,18 @@ crpy_raise_cr_error(cr_status status, const cr_error *failure)
         break;
     }
 }
+
+int
+crpy_run(const cr_request *request, void *result)
+{
+    cr_error failure;
+    cr_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = cr_reduce(request, result, &failure);
+    Py_END_ALLOW_THREADS
+    if (status != CR_OK) {
+        crpy_raise_cr_error(status, &failure);
+        return -1;
+    }
+    return 0;
+}

@@ -14,17 +14,22 @@
  * streams.c: the streams a call runs on and waits for.
  * numpy_result.c: cr_reduce's value as NumPy's scalar, with NumPy's
  *                 floating-point warnings.
- * reduce.c: reduce(): its arguments, the request for cuda/, and out=.
+ * reduce.c: reduce(): keepdims, and the whole array's reduction.
+ * reduce_axes.c: reduce() along some axes: the result array and out=.
+ * call.c: one reduction call: its arguments, input, dtypes and out=.
+ * axes.c: axis= read as NumPy does, and the rows of reducing along axes.
  * facts.c: plan, block_sizes, reduction_dtypes, methods, device_info,
  *          OPERATOR_FACTS.
  * bench.c: the bench's timers and stream holders, the tests' fault hook.
  * module.c: the module: its state, method table, exec, traverse, clear.
  * layout.c: a strided layout checked and simplified (plain C: layout.h).
+ * sequences.c: Python lists and tuples of C arrays.
  *
  * Calls go one way, down these layers (none calls back up): module.c;
- * facts.c and bench.c; reduce.c; input.c and numpy_result.c; dlpack.c;
- * cuda_array_interface.c and numpy_input.c; operators.c and streams.c;
- * dtype_rules.c, errors.c and layout.c.
+ * facts.c and bench.c; reduce.c; reduce_axes.c; call.c; axes.c, input.c
+ * and numpy_result.c; dlpack.c; cuda_array_interface.c and
+ * numpy_input.c; operators.c and streams.c; dtype_rules.c, errors.c,
+ * sequences.c and layout.c.
  */
 #ifndef CUDAREDUCE_EXTENSION_H
 #define CUDAREDUCE_EXTENSION_H
@@ -176,6 +181,18 @@ PyObject *crpy_cuda_error(void);
 /* Raises the Python exception for a failed cuda/ call: ValueError for
  * CR_ERR_INVALID, MemoryError, else CudaError. */
 void crpy_raise_cr_error(cr_status status, const cr_error *failure);
+/* cr_reduce(request, result) with the GIL released: 0, or -1 with its
+ * failure raised (crpy_raise_cr_error). */
+int crpy_run(const cr_request *request, void *result);
+
+/* --- sequences.c -------------------------------------------------------- */
+
+/* A list (as_list) or tuple of `count` items, item k made by item(items,
+ * k) (a new reference, or NULL with an exception): a new reference, or
+ * NULL with the exception. */
+PyObject *crpy_sequence(int count, int as_list,
+                        PyObject *(*item)(const void *items, int k),
+                        const void *items);
 
 /* --- input.c ------------------------------------------------------------ */
 
@@ -188,6 +205,9 @@ typedef struct {
     cr_location location;
     const void *data;           /* the pointer the layout is planned for */
     int ndim;                   /* as given, before crpy_plan_layout */
+    int64_t shape[CR_MAX_DIMS]; /* as given; strides in bytes, those of
+                                 * C order where the producer gave none */
+    int64_t strides[CR_MAX_DIMS];
     int c_order;                /* the layout keeps the elements' C order */
     cr_layout layout;           /* of every input: its n, its offset */
     const crpy_dtype *dtype;
@@ -207,6 +227,20 @@ typedef struct {
  * Returns 0, or -1 with an exception set and nothing held. */
 int crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
                        uintptr_t stream, crpy_input *input);
+
+/* Records `ndim`, `shape` and `strides` (bytes; NULL: C-contiguous) in
+ * `input`, and its layout planned by crpy_plan_layout in input->c_order
+ * for its item size; 0, or -1 with a ValueError naming `source`. */
+int crpy_input_layout(crpy_input *input, int ndim, const int64_t *shape,
+                      const int64_t *strides, int itemsize,
+                      const char *source);
+
+/* Records `ndim`, `shape` and `strides` (bytes; NULL: C-contiguous) in
+ * `input`, and its layout planned by crpy_plan_layout in input->c_order
+ * for its item size; 0, or -1 with a ValueError naming `source`. */
+int crpy_input_layout(crpy_input *input, int ndim, const int64_t *shape,
+                      const int64_t *strides, int itemsize,
+                      const char *source);
 
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);
@@ -334,7 +368,7 @@ int crpy_report_like_numpy(const cr_request *request,
                            const crpy_dtype *input,
                            const crpy_dtype *reduced, PyObject *reduction);
 
-/* --- reduce.c ----------------------------------------------------------- */
+/* --- call.c ------------------------------------------------------------- */
 
 /* method=, a name from cudareduce.methods(): *method.  0, or -1 with
  * TypeError (not a str: NumPy's axis where the method goes) or
@@ -361,13 +395,16 @@ int crpy_resolve_reduction(const crpy_operator **op, const crpy_dtype *input,
 typedef struct {
     const crpy_operator *op;
     crpy_input input;
+    uint64_t reduced_axes;      /* bit d: axis d is reduced */
+    int stream_given;           /* the caller's stream= */
+    uintptr_t stream;
     const crpy_dtype *reduced, *result;
     cr_request request;
 } crpy_reduction_call;
 
 /* Parses the operator, method and threads, acquires the input (DLPack
  * producers asked to order their work before `stream` if `stream_given`),
- * checks `axis` against it and finds NumPy's dtypes (with `requested`, a
+ * reads `axis` for it (crpy_parse_axis) and finds NumPy's dtypes (with `requested`, a
  * dtype= argument or NULL); fills the request but for its streams.  0, or
  * -1 with an exception; close the call either way. */
 int crpy_open_reduction_call(PyObject *op_name, PyObject *obj,
@@ -384,6 +421,60 @@ PyObject *crpy_finish_reduction_call(const crpy_reduction_call *call,
                                      PyObject *reduction);
 /* Releases what crpy_open_reduction_call holds. */
 void crpy_close_reduction_call(crpy_reduction_call *call);
+/* A NumPy out= of the call's result dtype, writable, in native byte
+ * order, of exactly one element if `one_element`: 0, or -1 with a
+ * ValueError or TypeError. */
+int crpy_check_numpy_out(PyArrayObject *out, const crpy_dtype *result,
+                         int one_element);
+/* A device out= (CUDA array interface or DLPack) of the call's result
+ * dtype, writable, acquired into *out (release it either way) and set as
+ * the request's out with its finishing steps.  0, or -1 with an
+ * exception. */
+int crpy_acquire_device_out(PyObject *obj, crpy_reduction_call *call,
+                            crpy_input *out);
+
+/* --- axes.c ------------------------------------------------------------- */
+
+/* axis= of an ndim-dimensional array as NumPy reads it, into the set of
+ * reduced axes (bit d: axis d): None every axis, an int or (unless
+ * `single`, the index operators') a tuple of ints, negative from the end.
+ * 0, or -1 with NumPy's AxisError, TypeError, OverflowError or
+ * ValueError (a repeated axis). */
+int crpy_parse_axis(PyObject *axis, int ndim, int single,
+                    uint64_t *reduced);
+/* The rows of reducing the `reduced` axes of an array (shape, strides in
+ * bytes) into an out whose kept axes step by `out_strides` (bytes, by
+ * input axis): *rows, and *offset, the bytes from the array's pointer to
+ * row 0's element 0.  Kept axes merge where they are one run in both;
+ * reduced ones are flipped to positive strides, sorted and merged, but
+ * with `keep_direction` (an index operator's one axis).  Returns 0, or 1
+ * where the reduced axes are not one run (rows->stride then means
+ * nothing).  Plain C. */
+int crpy_plan_rows(int ndim, const int64_t *shape, const int64_t *strides,
+                   const int64_t *out_strides, int64_t itemsize,
+                   uint64_t reduced, int keep_direction, cr_rows *rows,
+                   int64_t *offset);
+
+/* --- reduce_axes.c ------------------------------------------------------ */
+
+/* Whether the call reduces every axis of its input (a whole-array
+ * reduction: one result). */
+int crpy_reduces_every_axis(const crpy_reduction_call *call);
+/* An uninitialised device array of the call's result dtype and `shape`
+ * on its device, of the input `obj`'s library: allocate(obj, shape,
+ * dtype name, device) (cudareduce._device_results.empty).  A new
+ * reference, or NULL with an exception. */
+PyObject *crpy_allocate_result(const crpy_reduction_call *call,
+                               PyObject *allocate, PyObject *obj, int ndim,
+                               const npy_intp *shape);
+/* reduce() along the call's axes (not every one): NumPy's result array
+ * (keepdims: extent 1 for each reduced axis), a device array of the
+ * input's library from `allocate` for device data, or `out` filled.  A
+ * new reference, or NULL with an exception. */
+PyObject *crpy_reduce_axes(crpy_reduction_call *call, int keepdims,
+                           PyObject *out, PyObject *allocate, PyObject *obj);
+
+/* --- reduce.c ----------------------------------------------------------- */
 
 /* The module's functions, each file's under it, for module.c's method
  * table, which holds their docs: the module's Python face in one place. */

@@ -106,6 +106,13 @@ done:
     return passes;
 }
 
+/* Item k of a C array of ints, as an int. */
+static PyObject *
+int_item(const void *values, int k)
+{
+    return PyLong_FromLong(((const int *)values)[k]);
+}
+
 PyObject *
 crpy_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -144,15 +151,7 @@ crpy_block_sizes(PyObject *module, PyObject *args, PyObject *kwargs)
         crpy_raise_cr_error(status, &failure);
         goto done;
     }
-    sizes = PyTuple_New(count);
-    for (int k = 0; sizes != NULL && k < count; k++) {
-        PyObject *size = PyLong_FromLong(threads[k]);
-        if (size == NULL) {
-            Py_CLEAR(sizes);
-            break;
-        }
-        PyTuple_SET_ITEM(sizes, k, size);
-    }
+    sizes = crpy_sequence(count, 0, int_item, threads);
 
 done:
     Py_XDECREF(descr);

@@ -19,15 +19,18 @@ get_module_state(PyObject *module)
 
 PyDoc_STRVAR(reduce_doc,
 "reduce(op, a, method, threads, dtype=None, stream=None, axis=None,\n"
-"       out=None)\n--\n\n"
-"Reduce all elements of the array-like `a` with operator `op` (one of\n"
-"OPERATORS) on the GPU; returns a NumPy scalar of\n"
-"NumPy's result dtype (or `dtype`; an index operator's intp index, in\n"
-"the C order of `a`), with NumPy's floating-point warnings.\n"
+"       out=None, keepdims=False, allocate=None)\n--\n\n"
+"Reduce the array-like `a` with operator `op` (one of OPERATORS) on the\n"
+"GPU along `axis` (None: every axis), as numpy.<op>(a, axis=axis,\n"
+"keepdims=keepdims) does.  Over every axis: a NumPy scalar of NumPy's\n"
+"result dtype (or `dtype`; an index operator's intp index, in the C\n"
+"order of `a`), with NumPy's floating-point warnings.  Along some axes:\n"
+"a NumPy array for host data; for device data the array\n"
+"allocate(a, shape, dtype_name, device) returns, filled.\n"
 "Device arrays (__cuda_array_interface__, DLPack) are read in place.\n"
-"`axis` may only name every axis (None: the whole array).  With `out`\n"
-"(one element of the result dtype) the result is written there and\n"
-"`out` returned: a device `out` without waiting and without warnings.\n"
+"With `out` (of the result's shape and dtype; over every axis any one\n"
+"element) the result is written there and `out` returned: a device\n"
+"`out` without waiting and without warnings.\n"
 "`threads` None is the method's default for the input's size.");
 
 PyDoc_STRVAR(plan_doc,

@@ -27,14 +27,8 @@ plan_host_layout(PyArrayObject *array, crpy_input *input)
         shape[d] = (int64_t)PyArray_DIM(array, d);
         strides[d] = (int64_t)PyArray_STRIDE(array, d);
     }
-    const char *refused = crpy_plan_layout(
-        ndim, shape, strides, (size_t)PyArray_ITEMSIZE(array),
-        input->c_order, &input->layout);
-    if (refused != NULL) {
-        PyErr_Format(PyExc_ValueError, "array: %s", refused);
-        return -1;
-    }
-    return 0;
+    return crpy_input_layout(input, ndim, shape, strides,
+                             (int)PyArray_ITEMSIZE(array), "array");
 }
 
 /* Whether obj is a numpy.ma.MaskedArray, whose data under the mask must
@@ -96,7 +90,6 @@ crpy_acquire_host(PyObject *obj, crpy_input *input)
         goto error;
     }
     Py_DECREF(given);
-    input->ndim = PyArray_NDIM((PyArrayObject *)input->owner);
     input->location = CR_HOST;
     input->data = PyArray_DATA((PyArrayObject *)input->owner);
     return 0;

@@ -146,14 +146,8 @@ reduce_extremes(const cr_request *request, double *low, double *high)
     for (int k = 0; k < 2; k++) {
         cr_request extreme = *request;
         crpy_result_value value = {0};
-        cr_error failure;
-        cr_status status;
         crpy_reduction_for(request->type, ops[k], &extreme);
-        Py_BEGIN_ALLOW_THREADS
-        status = cr_reduce(&extreme, &value, &failure);
-        Py_END_ALLOW_THREADS
-        if (status != CR_OK) {
-            crpy_raise_cr_error(status, &failure);
+        if (crpy_run(&extreme, &value) < 0) {
             return -1;
         }
         *out[k] = extreme.acc == CR_TYPE_FLOAT32 ? (double)value.f : value.d;

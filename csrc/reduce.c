@@ -1,239 +1,19 @@
-/* reduce.c: the reduce() call, its arguments and out=.
+/* reduce.c: reduce(), the module's reduction.
  *
- * Parses the operator, method, threads and axis, acquires the input,
- * resolves NumPy's dtypes into a cr_request (crpy_open_reduction_call,
- * also time_reduce's), checks a NumPy or device out=, and calls cuda/ with
- * the GIL released. */
+ * Opens the call (call.c), reads keepdims, and reduces either along some
+ * axes (reduce_axes.c) or the whole array: NumPy's empty-input rules, the
+ * out= of the one result, cuda/ called with the GIL released, the value
+ * boxed as NumPy's scalar with NumPy's warnings (an array of ones' shape
+ * with keepdims). */
 #include "extension.h"
 
-int
-crpy_parse_method(PyObject *name, cr_method *method)
-{
-    if (!PyUnicode_Check(name)) {
-        /* cudareduce.sum(a, 0): NumPy's second argument is the axis. */
-        PyErr_Format(PyExc_TypeError,
-                     "method must be a str (a name from "
-                     "cudareduce.methods()), not %.100s: the second "
-                     "argument of cudareduce's functions is the method, not "
-                     "NumPy's axis; cudareduce reduces the whole array "
-                     "(axis= takes None or every axis, by keyword)",
-                     Py_TYPE(name)->tp_name);
-        return -1;
-    }
-    for (int m = 0; m < CR_METHOD_COUNT; m++) {
-        if (PyUnicode_CompareWithASCIIString(name, cr_method_name(m)) == 0) {
-            *method = (cr_method)m;
-            return 0;
-        }
-    }
-    PyObject *valid = PyUnicode_FromString("");
-    for (int m = 0; valid != NULL && m < CR_METHOD_COUNT; m++) {
-        PyObject *joined = PyUnicode_FromFormat(
-            "%U%s%s", valid, m ? ", " : "", cr_method_name(m));
-        Py_SETREF(valid, joined);
-    }
-    if (valid != NULL) {
-        PyErr_Format(PyExc_ValueError,
-                     "unknown method %R; valid methods: %U", name, valid);
-        Py_DECREF(valid);
-    }
-    return -1;
-}
-
-int
-crpy_parse_threads(PyObject *value, int *threads)
-{
-    if (value == Py_None) {
-        *threads = 0;
-        return 0;
-    }
-    if (!PyLong_Check(value) || PyBool_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "threads must be None or an int, not "
-                     "%.100s", Py_TYPE(value)->tp_name);
-        return -1;
-    }
-    int overflow = 0;
-    long long t = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (t == -1 && PyErr_Occurred()) {
-        return -1;
-    }
-    if (overflow || t < CR_MIN_THREADS || t > CR_MAX_THREADS
-        || (t & (t - 1)) != 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "threads must be a power of two from %d to %d, got %R",
-                     CR_MIN_THREADS, CR_MAX_THREADS, value);
-        return -1;
-    }
-    *threads = (int)t;
-    return 0;
-}
-
-/* axis=: None, or an int or a tuple of ints naming every axis of an
- * ndim-dimensional array once: the whole array, the one reduction
- * cudareduce does.  Out-of-range axes raise NumPy's AxisError, repeated
- * ones its ValueError. */
+/* A device `out` of the whole array's one result: 0, or -1 with an
+ * exception; release *out either way. */
 static int
-check_axis(PyObject *axis, int ndim)
+acquire_one_device_out(PyObject *obj, crpy_reduction_call *call,
+                       crpy_input *out)
 {
-    uint64_t seen = 0;
-    int count = 0;
-    if (axis == Py_None) {
-        return 0;
-    }
-    PyObject *items = PyTuple_Check(axis) ? Py_NewRef(axis)
-                                          : PyTuple_Pack(1, axis);
-    if (items == NULL) {
-        return -1;
-    }
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items); k++) {
-        PyObject *item = PyTuple_GET_ITEM(items, k);
-        if (PyBool_Check(item) || !PyIndex_Check(item)) {
-            PyErr_Format(PyExc_TypeError, "axis must be None, an int or a "
-                         "tuple of ints, not %.100s", Py_TYPE(item)->tp_name);
-            goto error;
-        }
-        Py_ssize_t a = PyNumber_AsSsize_t(item, NULL);
-        if (a == -1 && PyErr_Occurred()) {
-            goto error;
-        }
-        if (a < -ndim || a >= ndim) {
-            PyObject *numpy = PyImport_ImportModule("numpy.exceptions");
-            PyObject *axis_error = numpy ? PyObject_GetAttrString(
-                                               numpy, "AxisError") : NULL;
-            PyObject *exc = axis_error ? PyObject_CallFunction(
-                                             axis_error, "ni", a, ndim)
-                                       : NULL;
-            if (exc != NULL) {
-                PyErr_SetObject(axis_error, exc);
-                Py_DECREF(exc);
-            }
-            Py_XDECREF(axis_error);
-            Py_XDECREF(numpy);
-            goto error;
-        }
-        a = a < 0 ? a + ndim : a;
-        if (seen & ((uint64_t)1 << a)) {
-            PyErr_SetString(PyExc_ValueError, "duplicate value in 'axis'");
-            goto error;
-        }
-        seen |= (uint64_t)1 << a;
-        count++;
-    }
-    Py_DECREF(items);
-    if (count != ndim) {
-        PyErr_Format(PyExc_ValueError, "cudareduce reduces over every axis: "
-                     "axis=%R leaves %d of the array's %d axes; pass "
-                     "axis=None", axis, ndim - count, ndim);
-        return -1;
-    }
-    return 0;
-
-error:
-    Py_DECREF(items);
-    return -1;
-}
-
-int
-crpy_resolve_reduction(const crpy_operator **op, const crpy_dtype *input,
-                       PyArray_Descr *requested, const crpy_dtype **reduced,
-                       const crpy_dtype **result, cr_request *request)
-{
-    *op = crpy_operator_for(*op, input);
-    if (crpy_result_dtypes(*op, input, requested, reduced, result) < 0) {
-        return -1;
-    }
-    request->type = input->type;
-    crpy_reduction_for((*reduced)->type, (*op)->kernel_op, request);
-    return 0;
-}
-
-int
-crpy_open_reduction_call(PyObject *op_name, PyObject *obj,
-                         PyObject *method_name, PyObject *threads_obj,
-                         PyObject *axis, PyArray_Descr *requested,
-                         int stream_given, uintptr_t stream,
-                         crpy_reduction_call *call)
-{
-    cr_request *request = &call->request;
-    if ((call->op = crpy_operator_named(op_name)) == NULL
-        || crpy_parse_method(method_name, &request->method) < 0
-        || crpy_parse_threads(threads_obj, &request->threads) < 0
-        || crpy_acquire_input(obj, cr_op_gives_index(call->op->kernel_op),
-                              stream_given, stream, &call->input) < 0
-        || check_axis(axis, call->input.ndim) < 0) {
-        return -1;
-    }
-    if (crpy_resolve_reduction(&call->op, call->input.dtype, requested,
-                               &call->reduced, &call->result, request) < 0) {
-        return -1;
-    }
-    request->data = call->input.data;
-    request->layout = &call->input.layout;
-    request->n = call->input.layout.n;
-    request->location = call->input.location;
-    return 0;
-}
-
-PyObject *
-crpy_finish_reduction_call(const crpy_reduction_call *call,
-                           const crpy_result_value *value,
-                           PyObject *reduction)
-{
-    if (reduction == NULL || call->op->finish == NULL) {
-        return Py_XNewRef(reduction);
-    }
-    return call->op->finish(reduction,
-                            cr_op_counts(call->request.op)
-                                ? value->counted.count : call->request.n,
-                            call->result);
-}
-
-void
-crpy_close_reduction_call(crpy_reduction_call *call)
-{
-    crpy_release_input(&call->input);
-}
-
-/* The result dtype's one element of a NumPy `out`: 0, or -1 with a
- * TypeError or ValueError. */
-static int
-check_numpy_out(PyArrayObject *out, const crpy_dtype *result)
-{
-    const crpy_dtype *dtype = NULL;
-    if (PyArray_SIZE(out) != 1) {
-        PyErr_Format(PyExc_ValueError, "out must have exactly one element, "
-                     "not %zd", (Py_ssize_t)PyArray_SIZE(out));
-        return -1;
-    }
-    if (!PyArray_ISWRITEABLE(out)) {
-        PyErr_SetString(PyExc_ValueError, "out is read-only");
-        return -1;
-    }
-    if (!PyArray_ISNOTSWAPPED(out)
-        || (dtype = crpy_lookup_dtype(PyArray_DESCR(out))) == NULL
-        || dtype->type != result->type) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "out must have the result's dtype "
-                     "%s, not %S", result->name,
-                     (PyObject *)PyArray_DESCR(out));
-        return -1;
-    }
-    return 0;
-}
-
-/* A device `out` (CUDA array interface or DLPack), acquired into *out for
- * the request: one writable element of the result's dtype.  0, or -1 with
- * an exception; release *out either way. */
-static int
-acquire_device_out(PyObject *obj, int stream_given, uintptr_t stream,
-                   crpy_reduction_call *call, crpy_input *out)
-{
-    if (crpy_acquire_input(obj, 0, stream_given, stream, out) < 0) {
-        return -1;
-    }
-    if (out->location != CR_DEVICE) {
-        PyErr_SetString(PyExc_TypeError, "out must be a NumPy array or a "
-                        "device array (CUDA array interface or DLPack)");
+    if (crpy_acquire_device_out(obj, call, out) < 0) {
         return -1;
     }
     if (out->layout.n != 1) {
@@ -241,19 +21,6 @@ acquire_device_out(PyObject *obj, int stream_given, uintptr_t stream,
                      "not %lld", (long long)out->layout.n);
         return -1;
     }
-    if (out->read_only) {
-        PyErr_SetString(PyExc_ValueError, "out is read-only");
-        return -1;
-    }
-    if (out->dtype->type != call->result->type) {
-        PyErr_Format(PyExc_TypeError, "out must have the result's dtype "
-                     "%s, not %s", call->result->name, out->dtype->name);
-        return -1;
-    }
-    call->request.out = (void *)cr_layout_start(out->data, &out->layout);
-    call->request.reduced = call->reduced->type;
-    call->request.result = call->result->type;
-    call->request.divide_by_n = call->op->divides_by_count;
     return 0;
 }
 
@@ -281,28 +48,69 @@ warn_complex_to_real(const crpy_reduction_call *call,
     return result;
 }
 
+/* keepdims=, as NumPy reads it: any object's truth for an index operator
+ * (numpy.argmin's), else an integer (a ufunc's reduce: TypeError for
+ * None, a str or a float).  0, or -1 with that TypeError. */
+static int
+parse_keepdims(PyObject *value, int index_op, int *keepdims)
+{
+    if (index_op || PyBool_Check(value)) {
+        const int truth = PyObject_IsTrue(value);
+        *keepdims = truth > 0;
+        return truth < 0 ? -1 : 0;
+    }
+    if (!PyIndex_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "keepdims must be an integer, not "
+                     "%.100s", Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    const Py_ssize_t k = PyNumber_AsSsize_t(value, NULL);
+    if (k == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    *keepdims = k != 0;
+    return 0;
+}
+
+/* A NumPy scalar result as the array of `ndim` dimensions of extent 1
+ * that keepdims asks for (a new reference), or NULL with an exception. */
+static PyObject *
+with_kept_dims(PyObject *scalar, int ndim)
+{
+    npy_intp ones[CR_MAX_DIMS];
+    PyArray_Dims dims = {ones, ndim};
+    for (int d = 0; d < ndim; d++) {
+        ones[d] = 1;
+    }
+    PyObject *array = PyArray_FromAny(scalar, NULL, 0, 0, 0, NULL);
+    PyObject *shaped = array == NULL ? NULL : PyArray_Newshape(
+        (PyArrayObject *)array, &dims, NPY_CORDER);
+    Py_XDECREF(array);
+    return shaped;
+}
+
 PyObject *
 crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"op", "a", "method", "threads", "dtype",
-                               "stream", "axis", "out", NULL};
+                               "stream", "axis", "out", "keepdims",
+                               "allocate", NULL};
     PyObject *op_name, *obj, *method_name, *threads_obj;
     PyObject *dtype_obj = Py_None, *stream_obj = Py_None, *axis = Py_None;
-    PyObject *out = Py_None;
+    PyObject *out = Py_None, *keepdims_obj = Py_False, *allocate = Py_None;
     PyArray_Descr *requested = NULL;
-    PyObject *reduction = NULL, *result = NULL;
+    PyObject *reduction = NULL, *result = NULL, *allocated = NULL;
     crpy_reduction_call call = {0};
     crpy_input device_out = {0};
-    int stream_given = 0;
+    int stream_given = 0, keepdims = 0;
     uintptr_t stream = 0;
-    cr_error failure;
-    cr_status status;
     crpy_result_value value = {0};
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOOO:reduce",
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOOOOO:reduce",
                                      keywords, &op_name, &obj, &method_name,
                                      &threads_obj, &dtype_obj,
-                                     &stream_obj, &axis, &out)
+                                     &stream_obj, &axis, &out, &keepdims_obj,
+                                     &allocate)
         || crpy_parse_stream(stream_obj, &stream_given, &stream) < 0) {
         return NULL;
     }
@@ -315,7 +123,15 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     if (crpy_open_reduction_call(op_name, obj, method_name, threads_obj,
                                  axis, requested, stream_given, stream,
-                                 &call) < 0) {
+                                 &call) < 0
+        || parse_keepdims(keepdims_obj,
+                          cr_op_gives_index(call.op->kernel_op),
+                          &keepdims) < 0
+        || warn_complex_to_real(&call, requested) < 0) {
+        goto done;
+    }
+    if (!crpy_reduces_every_axis(&call)) {
+        result = crpy_reduce_axes(&call, keepdims, out, allocate, obj);
         goto done;
     }
     if (call.request.n == 0 && call.op->empty_error != NULL) {
@@ -328,27 +144,31 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                         2) < 0) {
         goto done;
     }
-    if (warn_complex_to_real(&call, requested) < 0) {
-        goto done;
+    if (keepdims && out == Py_None && call.input.location == CR_DEVICE) {
+        /* The array keepdims asks for, of the input's library, as the
+         * out of the one result. */
+        npy_intp ones[CR_MAX_DIMS];
+        for (int d = 0; d < call.input.ndim; d++) {
+            ones[d] = 1;
+        }
+        if ((allocated = crpy_allocate_result(&call, allocate, obj,
+                                              call.input.ndim,
+                                              ones)) == NULL) {
+            goto done;
+        }
+        out = allocated;
     }
     if (out != Py_None && PyArray_Check(out)
-        && check_numpy_out((PyArrayObject *)out, call.result) < 0) {
+        && crpy_check_numpy_out((PyArrayObject *)out, call.result, 1) < 0) {
         goto done;
     }
     if (out != Py_None && !PyArray_Check(out)
-        && acquire_device_out(out, stream_given, stream, &call,
-                              &device_out) < 0) {
+        && acquire_one_device_out(out, &call, &device_out) < 0) {
         goto done;
     }
     if (crpy_choose_streams(&call.input, stream_given, stream,
-                            &call.request) < 0) {
-        goto done;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    status = cr_reduce(&call.request, &value, &failure);
-    Py_END_ALLOW_THREADS
-    if (status != CR_OK) {
-        crpy_raise_cr_error(status, &failure);
+                            &call.request) < 0
+        || crpy_run(&call.request, &value) < 0) {
         goto done;
     }
     if (call.request.out != NULL) {
@@ -373,12 +193,15 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     if (result != NULL && out != Py_None) {
         Py_SETREF(result, Py_NewRef(out));
     }
+    else if (result != NULL && keepdims) {
+        Py_SETREF(result, with_kept_dims(result, call.input.ndim));
+    }
 
 done:
+    Py_XDECREF(allocated);
     Py_XDECREF(reduction);
     crpy_release_input(&device_out);
     crpy_close_reduction_call(&call);
     Py_XDECREF(requested);
     return result;
 }
-

@@ -84,7 +84,7 @@ buffer_bytes(int64_t count, int64_t size)
 /* Takes a stream-ordered buffer of `count` items of `size` bytes. */
 static cr_status
 take_buffer(unsigned char **buffer, int64_t count, int64_t size,
-            cudaStream_t stream, cr_error *error)
+            cudaStream_t stream, int capturing, cr_error *error)
 {
     const size_t bytes = buffer_bytes(count, size);
     if (bytes == 0) {
@@ -92,7 +92,7 @@ take_buffer(unsigned char **buffer, int64_t count, int64_t size,
                        "bytes do not fit in memory", (long long)count,
                        (long long)size);
     }
-    return cr_pool_malloc((void **)buffer, bytes, stream, error);
+    return cr_pool_malloc((void **)buffer, bytes, stream, capturing, error);
 }
 
 /* Frees a stream-ordered buffer, if any (best effort, after an error
@@ -105,9 +105,43 @@ free_buffer(void *buffer, cudaStream_t stream)
     }
 }
 
+/* Rows of no element (an empty reduced axis) into a device out: each
+ * result the finished identity of the operator, from one accumulator
+ * that every row reads (its in strides 0). */
+static cr_status
+store_empty_rows(const cr_request *request, const cr_route *route,
+                 cudaStream_t stream, int capturing, cr_error *error)
+{
+    cr_status status = CR_OK;
+    const cr_rows *rows = request->rows;
+    unsigned char identity[sizeof(cr_indexed_result)] = {0};
+    unsigned char *value = NULL;
+    int64_t none[CR_MAX_DIMS] = {0};
+    cr_rows_geometry geometry;
+
+    if (request->out_on_host || !cr_route_empty_value(route, identity)) {
+        return cr_fail(error, CR_ERR_INVALID, "rows of no element: an "
+                       "empty reduction into a device out, of an operator "
+                       "with an identity");
+    }
+    status = take_buffer(&value, 1, (int64_t)sizeof(identity), stream,
+                         capturing, error);
+    if (status != CR_OK) {
+        return status;
+    }
+    CR_CHECK(cudaMemcpyAsync(value, identity, sizeof(identity),
+                             cudaMemcpyHostToDevice, stream));
+    pass_geometry(rows, none, rows->out_strides, &geometry);
+    status = cr_store_results(request, value, &geometry, request->out,
+                              stream, error);
+done:
+    free_buffer(value, stream);
+    return status;
+}
+
 cr_status
 cr_reduce_rows(const cr_request *request, const cr_route *route,
-               cudaStream_t stream, cr_error *error)
+               cudaStream_t stream, int capturing, cr_error *error)
 {
     cr_status status = CR_OK;
     const cr_rows *rows = request->rows;
@@ -131,10 +165,14 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
     int64_t contiguous[CR_MAX_DIMS];
     cr_rows_plan plan;
 
+    if (rows->length == 0) {
+        return store_empty_rows(request, route, stream, capturing, error);
+    }
     if (request->location == CR_HOST) {
         int64_t low, high;
         rows_span(rows, item, &low, &high);
-        status = take_buffer(&copied, high - low, 1, stream, error);
+        status = take_buffer(&copied, high - low, 1, stream,
+                             capturing, error);
         if (status != CR_OK) {
             goto done;
         }
@@ -142,13 +180,17 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
                                  cudaMemcpyHostToDevice, stream));
         in = copied - low;
     }
-    if (route->staged != request->type) {
-        status = rows_layout(rows, &layout, error);
+    if (route->staged != request->type || request->layout != NULL) {
+        /* Contiguous rows: the elements in the given layout's order (the
+         * kept dimensions first), or else in the rows' own. */
+        status = request->layout != NULL
+                 ? (layout = *request->layout, CR_OK)
+                 : rows_layout(rows, &layout, error);
         if (status != CR_OK) {
             goto done;
         }
         status = take_buffer(&cast, layout.n, (int64_t)staged, stream,
-                             error);
+                             capturing, error);
         if (status != CR_OK) {
             goto done;
         }
@@ -167,13 +209,15 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
     /* Pass p writes partials[p % 2], pass p + 2's no more than p's. */
     for (int p = 0; p + 1 < plan.count && p < 2 && status == CR_OK; p++) {
         status = take_buffer(&partials[p], rows->rows * plan.pass[p].chunks,
-                             acc, stream, error);
+                             acc, stream, capturing, error);
     }
     if (status == CR_OK && !direct) {
-        status = take_buffer(&results, rows->rows, acc, stream, error);
+        status = take_buffer(&results, rows->rows, acc, stream,
+                             capturing, error);
     }
     if (status == CR_OK && request->out_on_host && !copy) {
-        status = take_buffer(&finished, rows->rows, result, stream, error);
+        status = take_buffer(&finished, rows->rows, result, stream,
+                             capturing, error);
     }
     if (status != CR_OK) {
         goto done;

@@ -174,9 +174,10 @@ validate_rows(const cr_request *request, cr_error *error)
                        "along an axis yet; 'fast' does",
                        cr_method_name(request->method));
     }
-    if (request->out == NULL || request->layout != NULL) {
+    if (request->out == NULL
+        || (request->layout != NULL && request->location != CR_DEVICE)) {
         return cr_fail(error, CR_ERR_INVALID, "a reduction along axes "
-                       "takes an out and no layout");
+                       "takes an out, and a layout only for device data");
     }
     return cr_rows_check(request->rows, request->n,
                          cr_type_size(request->type),

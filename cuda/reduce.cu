@@ -179,6 +179,21 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
     cr_reducer r = {};
 
     stage = gather || route.staged != request->type;
+    if (request->rows != NULL) {
+        if (request->wait) {
+            status = order_after(stream, (cudaStream_t)request->wait_stream,
+                                 error);
+        }
+        if (status == CR_OK) {
+            status = cr_reduce_rows(request, &route, stream, capturing,
+                                    error);
+        }
+        if (status != CR_OK) {
+            /* A failed call leaves no error for the next one to find. */
+            (void)cudaGetLastError();
+        }
+        return status;
+    }
     if (request->n == 0) {
         if (!cr_route_empty_value(&route, result)) {
             return cr_fail(error, CR_ERR_INVALID,
@@ -197,13 +212,6 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
         if (status != CR_OK) {
             return status;
         }
-    }
-    if (request->rows != NULL) {
-        status = cr_reduce_rows(request, &route, stream, error);
-        if (status != CR_OK) {
-            (void)cudaGetLastError();
-        }
-        return status;
     }
     if (request->location == CR_HOST) {
         /* Measured on an H100: through the ring even 4 KiB take less time

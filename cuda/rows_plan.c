@@ -47,9 +47,9 @@ cr_rows_check(const cr_rows *rows, int64_t n, size_t item_size,
         return cr_fail(error, CR_ERR_INVALID,
                        "rows: kept_ndim must be from 0 to %d", CR_MAX_DIMS);
     }
-    if (rows->rows < 1 || rows->length < 1) {
+    if (rows->rows < 1 || rows->length < 0) {
         return cr_fail(error, CR_ERR_INVALID,
-                       "rows: rows and length must be >= 1");
+                       "rows: rows must be >= 1, length >= 0");
     }
     for (int d = 0; d < rows->kept_ndim; d++) {
         const int64_t size = rows->kept_shape[d];

@@ -17,7 +17,12 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 import cudareduce._cudareduce as _cudareduce  # the compiled extension
-from . import _masked
+from . import _device_results, _masked
+
+try:
+    from numpy.lib.array_utils import normalize_axis_tuple
+except ImportError:     # NumPy 1
+    from numpy.core.numeric import normalize_axis_tuple
 
 #: What ``from ._library import *`` hands the package: a function of each
 #: operator of the extension's rows (``sum`` ... ``nanargmax``, defined
@@ -187,14 +192,27 @@ _STREAM_DOC = """stream : int or stream object, optional
         stream:`` for data that names none, else the per-thread default
         stream).  A stream of the array's device.
     axis : None, int or tuple of ints, optional
-        Only the whole array: None, or every axis of `a` (NumPy's
-        ``AxisError`` for an axis out of range, ``ValueError`` for one that
-        would leave axes unreduced).
+        The axes to reduce, as NumPy's (None: every axis; the index
+        operators take None or one int; NumPy's ``AxisError`` for an axis
+        out of range, ``ValueError`` for a repeated one).  Over every
+        axis the result is a NumPy scalar; along some axes an array: a
+        NumPy array for host data, else an array of the input's own
+        library on its device (a ``cupy.ndarray`` for CuPy, a
+        ``torch.Tensor`` for PyTorch, a Numba device array for Numba, a
+        ``jax.Array`` for JAX, a CuPy array (PyTorch's where CuPy is
+        missing) for any other producer), returned without waiting for
+        the GPU.  Each result's bits depend only on its elements in
+        memory order, their count, the dtype, the operator and the method
+        (not on how many results there are, or where): see
+        ``docs/usage.md``.
+    keepdims : bool, optional
+        Keep each reduced axis with extent 1, as NumPy's.
     out : array, optional
-        One element (any shape: 0-d, ``(1,)``, ``(1, 1)``...) of the
-        result's dtype, writable, that receives the result, which the
-        function then returns.  A device array (CUDA array interface or
-        DLPack, on the data's device) receives it on the call's stream,
+        An array of the result's shape and dtype, writable, that receives
+        the result, which the function then returns; over every axis any
+        one element (0-d, ``(1,)``, ``(1, 1)``...).  A device array (CUDA
+        array interface or DLPack, on the data's device) receives it on the
+        call's stream,
         and the call returns without waiting for the GPU, so that GPU work
         chains without a host synchronisation; such a call can be captured
         into a CUDA graph (``torch.cuda.graph``, CuPy's stream capture), by
@@ -211,9 +229,9 @@ _RAISES_DOC = """Raises
         (such as an axis passed where the method goes).
     ValueError
         Unknown method, `threads` out of range or not among
-        :func:`block_sizes`, an `axis` other than
-        every axis, a malformed array interface, a pointer that is not
-        device memory, an `out` on another device than the data's, or a
+        :func:`block_sizes`, a repeated `axis`, an `out` of another
+        shape than the result's, a malformed array interface, a pointer
+        that is not device memory, an `out` on another device than the data's, or a
         `stream` of another device.
     CudaError
         No CUDA device or driver, a CUDA call failed, or a call that needs
@@ -223,18 +241,24 @@ _RAISES_DOC = """Raises
 
 
 def _reduce(op: str, a: ArrayLike, method: str, threads: int,
-            dtype: DTypeLike, stream: Any, axis: Any, out: Any) -> Any:
+            dtype: DTypeLike, stream: Any, axis: Any, keepdims: Any,
+            out: Any) -> Any:
     """The extension's reduction of `a`; a masked array's unmasked
     elements (the extension refuses its raw data)."""
     if isinstance(a, _masked.MaskedArray):
         if out is not None:
             raise TypeError("out= is not supported for a numpy.ma masked "
                             "array, whose result may be numpy.ma.masked")
+        if keepdims or (axis is not None and sorted(normalize_axis_tuple(
+                axis, a.ndim)) != list(range(a.ndim))):
+            raise TypeError("a numpy.ma masked array is reduced over every "
+                            "axis only (axis=None, no keepdims)")
         return _masked.reduce(
             op, a, dtype, lambda op, data, dtype: _cudareduce.reduce(
-                op, data, method, threads, dtype, stream, axis))
-    return _cudareduce.reduce(op, a, method, threads, dtype, stream, axis,
-                              out)
+                op, data, method, threads, dtype, stream))
+    result = _cudareduce.reduce(op, a, method, threads, dtype, stream, axis,
+                                out, keepdims, _device_results.empty)
+    return result if out is not None else _device_results.result(a, result)
 
 
 def _documented(doc: str) -> Any:
@@ -278,8 +302,10 @@ def _documented(doc: str) -> Any:
     """)
 def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
         threads: int | None = None, dtype: DTypeLike = None,
-        stream: Any = None, axis: Any = None, out: Any = None) -> Any:
-    return _reduce("sum", a, method, threads, dtype, stream, axis, out)
+        stream: Any = None, axis: Any = None, keepdims: Any = False,
+        out: Any = None) -> Any:
+    return _reduce("sum", a, method, threads, dtype, stream, axis,
+                   keepdims, out)
 
 
 @_documented("""Arithmetic mean of all elements of `a`, computed on the GPU.
@@ -307,8 +333,10 @@ def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
     """)
 def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
          threads: int | None = None, dtype: DTypeLike = None,
-         stream: Any = None, axis: Any = None, out: Any = None) -> Any:
-    return _reduce("mean", a, method, threads, dtype, stream, axis, out)
+         stream: Any = None, axis: Any = None, keepdims: Any = False,
+        out: Any = None) -> Any:
+    return _reduce("mean", a, method, threads, dtype, stream, axis,
+                   keepdims, out)
 
 
 @_documented("""Arithmetic mean of the non-NaN elements of `a`, computed on
@@ -340,16 +368,20 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
     """)
 def nanmean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
             threads: int | None = None, dtype: DTypeLike = None,
-            stream: Any = None, axis: Any = None, out: Any = None) -> Any:
-    return _reduce("nanmean", a, method, threads, dtype, stream, axis, out)
+            stream: Any = None, axis: Any = None, keepdims: Any = False,
+        out: Any = None) -> Any:
+    return _reduce("nanmean", a, method, threads, dtype, stream, axis,
+                   keepdims, out)
 
 
 def _with_dtype(op: str, summary: str, returns: str) -> Any:
     """cudareduce.prod, nansum or nanprod: sum's signature, for `op`."""
     def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
                   threads: int | None = None, dtype: DTypeLike = None,
-                  stream: Any = None, axis: Any = None, out: Any = None) -> Any:
-        return _reduce(op, a, method, threads, dtype, stream, axis, out)
+                  stream: Any = None, axis: Any = None, keepdims: Any = False,
+        out: Any = None) -> Any:
+        return _reduce(op, a, method, threads, dtype, stream, axis, keepdims,
+                   out)
 
     reduction.__name__ = reduction.__qualname__ = op
     return _documented(f"""{summary}, computed on the GPU.
@@ -395,8 +427,10 @@ def _without_dtype(op: str, summary: str, returns: str,
     an operator that takes no dtype=, documented."""
     def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
                   threads: int | None = None, stream: Any = None,
-                  axis: Any = None, out: Any = None) -> Any:
-        return _reduce(op, a, method, threads, None, stream, axis, out)
+                  axis: Any = None, keepdims: Any = False,
+                  out: Any = None) -> Any:
+        return _reduce(op, a, method, threads, None, stream, axis, keepdims,
+                   out)
 
     reduction.__name__ = reduction.__qualname__ = op
     return _documented(f"""{summary}, computed on the GPU.

@@ -338,7 +338,12 @@ cr_status cr_device_exchange(int device, int *previous, cr_error *error);
  * With `rows` set (a reduction along axes: cr_rows below), there is one
  * result a row and `out` is required: device memory, or with
  * `out_on_host` host memory for `rows` results; `data` points at row 0's
- * element 0, `n` is rows * length and `layout` is NULL.  Each result is
+ * element 0 and `n` is rows * length.  `layout` is NULL, or for device
+ * data the order of the elements in rows (kept dimensions first, C
+ * order, as a c_order layout keeps it; its pointer `data`): they are then
+ * gathered into contiguous rows first, and the rows' strides are not
+ * read.  Rows of no element (length 0) take the operator's identity,
+ * finished, into a device out.  Each result is
  * finished as a device out's is above, a mean divided by its row's
  * length (a COUNT operator's by its count), an INDEX operator's index
  * counted in its row (0 .. length - 1).  The bits of a row's result
@@ -364,10 +369,10 @@ typedef enum {
  * idx_d(r) * out_strides[d] (a device out; bytes, multiples of the
  * result's item size), or for an out on the host to out + r * the
  * result's item size (contiguous, in C order).  csrc/ plans the axes;
- * empty rows (length 0) and an empty kept shape (rows 0) are its own. */
+ * an empty kept shape (rows 0) is its own. */
 typedef struct {
     int64_t rows;           /* >= 1: the product of kept_shape */
-    int64_t length;         /* >= 1 */
+    int64_t length;         /* >= 0 (0: a device out only) */
     int64_t stride;         /* bytes between a row's consecutive elements */
     int kept_ndim;          /* 0 .. CR_MAX_DIMS; 0: a single row */
     int64_t kept_shape[CR_MAX_DIMS];
