@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numpy.exceptions import AxisError
-from numpy.lib.array_utils import normalize_axis_tuple
 
 import cudareduce
+from support.axis_cases import normalized_axes
 from test_dask_offline import CHUNKINGS, data, numpy_answer, ours, same
 
 da = pytest.importorskip("dask.array")
@@ -53,8 +53,7 @@ def numpy_operator(op: str, calls: list):
             kwargs["dtype"] = dtype
         if out is None:
             return getattr(np, op)(a, **kwargs)
-        whole = axis is None or len(normalize_axis_tuple(
-            axis, a.ndim)) == a.ndim
+        whole = len(normalized_axes(axis, a.ndim)) == a.ndim
         if whole:
             out[...] = getattr(np, op)(a, **kwargs)
             return out
