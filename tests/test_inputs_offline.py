@@ -147,7 +147,9 @@ def test_signature(op):
     keyword_only = (["threads", "dtype", "stream", "axis", "out"]
                     if op in ("sum", "mean")
                     else ["threads", "stream", "axis", "out"])
-    assert list(params) == ["a", "method", *keyword_only]
+    # keepdims= (issue 43, wherever it stands) is test_axis.py's.
+    assert [p for p in params if p != "keepdims"] == [
+        "a", "method", *keyword_only]
     assert params["method"].default == DEFAULT_METHOD
     assert params["threads"].default is None
     for name in keyword_only:
