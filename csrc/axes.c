@@ -55,28 +55,51 @@ crpy_parse_axis(PyObject *axis, int ndim, int single, uint64_t *reduced)
 {
     const uint64_t every = ndim == 64 ? UINT64_MAX
                                       : ((uint64_t)1 << ndim) - 1;
+    int axes[CR_MAX_DIMS];
     int a;
     if (axis == Py_None) {
         *reduced = every;
         return 0;
     }
-    if (single || !PyTuple_Check(axis)) {
+    if (single == CRPY_ONE_AXIS || !PyTuple_Check(axis)) {
         if (parse_one_axis(axis, ndim, &a) < 0) {
             return -1;
         }
         *reduced = (uint64_t)1 << a;
         return 0;
     }
-    *reduced = 0;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(axis); k++) {
-        if (parse_one_axis(PyTuple_GET_ITEM(axis, k), ndim, &a) < 0) {
+    /* As numpy.lib.array_utils.normalize_axis_tuple: every axis in range
+     * first, then none repeated. */
+    const Py_ssize_t count = PyTuple_GET_SIZE(axis);
+    if (count > ndim) {
+        /* More axes than dimensions: one repeats, or one is out of
+         * range; NumPy finds which in that order of checks. */
+        for (Py_ssize_t k = 0; k < count; k++) {
+            if (parse_one_axis(PyTuple_GET_ITEM(axis, k), ndim, &a) < 0) {
+                return -1;
+            }
+        }
+        PyErr_SetString(PyExc_ValueError, "duplicate value in 'axis'");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (parse_one_axis(PyTuple_GET_ITEM(axis, k), ndim, &axes[k]) < 0) {
             return -1;
         }
-        if (*reduced & ((uint64_t)1 << a)) {
+    }
+    *reduced = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (*reduced & ((uint64_t)1 << axes[k])) {
             PyErr_SetString(PyExc_ValueError, "duplicate value in 'axis'");
             return -1;
         }
-        *reduced |= (uint64_t)1 << a;
+        *reduced |= (uint64_t)1 << axes[k];
+    }
+    if (single == CRPY_ONE_AXIS_CHECKED) {
+        /* numpy.nanargmin checks the tuple, then argmin refuses it. */
+        PyErr_SetString(PyExc_TypeError,
+                        "'tuple' object cannot be interpreted as an integer");
+        return -1;
     }
     return 0;
 }

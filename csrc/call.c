@@ -96,7 +96,12 @@ crpy_open_reduction_call(PyObject *op_name, PyObject *obj,
         || crpy_acquire_input(obj, cr_op_gives_index(call->op->kernel_op),
                               stream_given, stream, &call->input) < 0
         || crpy_parse_axis(axis, call->input.ndim,
-                           cr_op_gives_index(call->op->kernel_op),
+                           !cr_op_gives_index(call->op->kernel_op)
+                               ? CRPY_ANY_AXES
+                               : cr_op_skips_nan(call->op->kernel_op)
+                                     && (call->input.dtype->kind == 'f'
+                                         || call->input.dtype->kind == 'c')
+                                   ? CRPY_ONE_AXIS_CHECKED : CRPY_ONE_AXIS,
                            &call->reduced_axes) < 0) {
         return -1;
     }

@@ -435,11 +435,19 @@ int crpy_acquire_device_out(PyObject *obj, crpy_reduction_call *call,
 
 /* --- axes.c ------------------------------------------------------------- */
 
+/* How many axes an operator's axis= names: any (a tuple too), or one (the
+ * index operators': numpy.argmin's TypeError for a tuple; numpy.nanargmin
+ * of floats checks the tuple's axes first, in its all-NaN check). */
+enum {
+    CRPY_ANY_AXES = 0,
+    CRPY_ONE_AXIS,
+    CRPY_ONE_AXIS_CHECKED
+};
+
 /* axis= of an ndim-dimensional array as NumPy reads it, into the set of
- * reduced axes (bit d: axis d): None every axis, an int or (unless
- * `single`, the index operators') a tuple of ints, negative from the end.
- * 0, or -1 with NumPy's AxisError, TypeError, OverflowError or
- * ValueError (a repeated axis). */
+ * reduced axes (bit d: axis d): None every axis, an int or (as `single`
+ * says) a tuple of ints, negative from the end.  0, or -1 with NumPy's
+ * AxisError, TypeError, OverflowError or ValueError (a repeated axis). */
 int crpy_parse_axis(PyObject *axis, int ndim, int single,
                     uint64_t *reduced);
 /* The rows of reducing the `reduced` axes of an array (shape, strides in

@@ -126,12 +126,18 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                                  &call) < 0
         || parse_keepdims(keepdims_obj,
                           cr_op_gives_index(call.op->kernel_op),
-                          &keepdims) < 0
-        || warn_complex_to_real(&call, requested) < 0) {
+                          &keepdims) < 0) {
         goto done;
     }
-    if (!crpy_reduces_every_axis(&call)) {
-        result = crpy_reduce_axes(&call, keepdims, out, allocate, obj);
+    /* Along some axes; over every axis with keepdims an empty input too,
+     * whose mean NumPy divides as an array ("invalid value encountered in
+     * divide"). */
+    if (!crpy_reduces_every_axis(&call)
+        || (keepdims && call.request.n == 0 && out == Py_None
+            && call.input.location == CR_HOST)) {
+        if (warn_complex_to_real(&call, requested) == 0) {
+            result = crpy_reduce_axes(&call, keepdims, out, allocate, obj);
+        }
         goto done;
     }
     if (call.request.n == 0 && call.op->empty_error != NULL) {
@@ -142,6 +148,9 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     if (call.request.n == 0 && call.op->empty_warning != NULL
         && PyErr_WarnEx(PyExc_RuntimeWarning, call.op->empty_warning,
                         2) < 0) {
+        goto done;
+    }
+    if (warn_complex_to_real(&call, requested) < 0) {
         goto done;
     }
     if (keepdims && out == Py_None && call.input.location == CR_DEVICE) {

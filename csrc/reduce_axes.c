@@ -158,22 +158,67 @@ report_host_result(const crpy_reduction_call *call, PyObject *result)
                                          : "All-NaN slice encountered", 3);
 }
 
-/* The empty reduction's value as NumPy gives it for each result (its
- * warnings raised once, as NumPy's): a new reference, or NULL. */
+int
+crpy_reduces_every_axis(const crpy_reduction_call *call)
+{
+    const int ndim = call->input.ndim;
+    return call->reduced_axes
+           == (ndim == 64 ? UINT64_MAX : ((uint64_t)1 << ndim) - 1);
+}
+
+PyObject *
+crpy_allocate_result(const crpy_reduction_call *call, PyObject *allocate,
+                     PyObject *obj, int ndim, const npy_intp *shape)
+{
+    int device;
+    cr_error failure;
+    cr_status status = cr_request_device(&call->request, &device, &failure);
+    if (status != CR_OK) {
+        crpy_raise_cr_error(status, &failure);
+        return NULL;
+    }
+    if (allocate == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "a device array's result along "
+                        "axes needs out= or an allocator");
+        return NULL;
+    }
+    PyObject *extents = shape_tuple(ndim, shape);
+    PyObject *array = extents == NULL ? NULL : PyObject_CallFunction(
+        allocate, "OOsi", obj, extents, call->result->name, device);
+    Py_XDECREF(extents);
+    return array;
+}
+
+/* The results of rows of no element, as NumPy gives them: the empty
+ * reduction's value in an array of the result's shape, finished as an
+ * array (so with NumPy's warnings of an array: "invalid value
+ * encountered in divide"); a new reference (an array, or a scalar that
+ * every result takes), or NULL. */
 static PyObject *
-empty_value(crpy_reduction_call *call)
+empty_results(crpy_reduction_call *call, const result_shape *shape)
 {
     crpy_result_value value = {0};
     cr_request empty = call->request;
+    PyObject *reduction = NULL, *array = NULL, *finished = NULL;
     empty.rows = NULL;
     empty.n = 0;
     empty.out = NULL;
-    if (crpy_run(&empty, &value) < 0) {
+    empty.out_on_host = 0;
+    if (crpy_run(&empty, &value) < 0
+        || (reduction = crpy_box_result(&value, &empty,
+                                        call->reduced)) == NULL) {
         return NULL;
     }
-    PyObject *reduction = crpy_box_result(&value, &empty, call->reduced);
-    PyObject *finished = crpy_finish_reduction_call(call, &value, reduction);
-    Py_XDECREF(reduction);
+    PyArray_Descr *descr = PyArray_DescrFromScalar(reduction);
+    /* PyArray_Empty steals the dtype's reference. */
+    array = descr == NULL ? NULL : PyArray_Empty(
+        shape->ndim, (npy_intp *)shape->shape, descr, 0);
+    if (array != NULL
+        && PyArray_FillWithScalar((PyArrayObject *)array, reduction) == 0) {
+        finished = crpy_finish_reduction_call(call, &value, array);
+    }
+    Py_XDECREF(array);
+    Py_DECREF(reduction);
     return finished;
 }
 
@@ -316,16 +361,21 @@ crpy_reduce_axes(crpy_reduction_call *call, int keepdims, PyObject *out,
     request->reduced = call->reduced->type;
     request->result = call->result->type;
     request->divide_by_n = call->op->divides_by_count;
+    /* Level 3: at the caller of the cudareduce function.  numpy.mean
+     * warns of its count 0 even where no result is left. */
+    if (shape.length == 0 && call->op->empty_warning != NULL
+        && PyErr_WarnEx(PyExc_RuntimeWarning, call->op->empty_warning,
+                        3) < 0) {
+        goto done;
+    }
     if (shape.count > 0 && shape.length == 0) {
-        /* Level 3: at the caller of the cudareduce function. */
-        if ((call->op->empty_warning != NULL
-             && PyErr_WarnEx(PyExc_RuntimeWarning, call->op->empty_warning,
-                             3) < 0)
-            || (empty = empty_value(call)) == NULL) {
+        if ((empty = empty_results(call, &shape)) == NULL) {
             goto done;
         }
         if (host_result != NULL
-            && PyArray_FillWithScalar(host_result, empty) < 0) {
+            && (PyArray_Check(empty)
+                ? PyArray_CopyInto(host_result, (PyArrayObject *)empty)
+                : PyArray_FillWithScalar(host_result, empty)) < 0) {
             goto done;
         }
     }

@@ -269,7 +269,7 @@ CATALOGUE = [
                                      axis=(1, -1)),
         ValueError, r"duplicate value in 'axis'"),
     Bad("axis-float", lambda f: f(nonempty(), axis=0.0), TypeError,
-        r"axis must be None, an int or a tuple of ints, not float"),
+        r"'float' object cannot be interpreted as an integer"),
     Bad("threads-0", lambda f: f(nonempty(), threads=0), ValueError,
         THREADS_RULE + "0"),
     Bad("threads-3", lambda f: f(nonempty(), threads=3), ValueError,

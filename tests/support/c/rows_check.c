@@ -123,8 +123,11 @@ check_refusals(void)
     bad.rows = 301;
     CHECK(cr_rows_check(&bad, 301000, 4, 4, 0, &error) == CR_ERR_INVALID);
     bad = rows;
-    bad.length = 0;
-    CHECK(cr_rows_check(&bad, 0, 4, 4, 0, &error) == CR_ERR_INVALID);
+    bad.length = -1;
+    CHECK(cr_rows_check(&bad, -300, 4, 4, 0, &error) == CR_ERR_INVALID);
+    bad = rows;
+    bad.length = 0;     /* rows of no element: each takes the identity */
+    CHECK(cr_rows_check(&bad, 0, 4, 4, 0, &error) == CR_OK);
     bad = rows;
     bad.kept_ndim = CR_MAX_DIMS + 1;
     CHECK(cr_rows_check(&bad, n, 4, 4, 0, &error) == CR_ERR_INVALID);
