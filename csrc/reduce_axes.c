@@ -81,6 +81,40 @@ check_out_shape(int ndim, const int64_t *extents, const result_shape *shape)
     return -1;
 }
 
+/* A NumPy out= along axes, writable, of a dtype NumPy casts the result
+ * into: any for a value (NumPy's unsafe cast), one that casts safely to
+ * intp for an index (numpy.argmin's rule), an inexact one for nanmean of
+ * an inexact input.  0, or -1 with NumPy's ValueError or TypeError. */
+static int
+check_numpy_out_cast(const crpy_reduction_call *call, PyArrayObject *out)
+{
+    const cr_op op = call->request.op;
+    PyArray_Descr *descr = PyArray_DESCR(out);
+    if (!PyArray_ISWRITEABLE(out)) {
+        PyErr_SetString(PyExc_ValueError, "out is read-only");
+        return -1;
+    }
+    if (cr_op_gives_index(op)) {
+        PyArray_Descr *intp = PyArray_DescrFromType(NPY_INTP);
+        const int safe = PyArray_CanCastTypeTo(descr, intp,
+                                               NPY_SAFE_CASTING);
+        if (!safe) {
+            PyErr_Format(PyExc_TypeError, "Cannot cast array data from %R "
+                         "to %R according to the rule 'safe'",
+                         (PyObject *)descr, (PyObject *)intp);
+        }
+        Py_DECREF(intp);
+        return safe ? 0 : -1;
+    }
+    if (cr_op_counts(op) && !(PyTypeNum_ISFLOAT(descr->type_num)
+                                || PyTypeNum_ISCOMPLEX(descr->type_num))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "If a is inexact, then out must be inexact");
+        return -1;
+    }
+    return 0;
+}
+
 /* A NumPy result array of the call's result dtype, C-contiguous. */
 static PyArrayObject *
 new_numpy_result(const crpy_reduction_call *call, const result_shape *shape)
@@ -343,7 +377,7 @@ crpy_reduce_axes(crpy_reduction_call *call, int keepdims, PyObject *out,
                 extents[d] = PyArray_DIM(given, d);
             }
             if (check_out_shape(PyArray_NDIM(given), extents, &shape) < 0
-                || crpy_check_numpy_out(given, call->result, 0) < 0) {
+                || check_numpy_out_cast(call, given) < 0) {
                 goto done;
             }
         }
