@@ -273,6 +273,7 @@ plan_input_rows(crpy_reduction_call *call, const int64_t *out_strides,
     int one_run = crpy_plan_rows(ndim, input->shape, input->strides,
                                  out_strides, item, call->reduced_axes,
                                  keep_direction, rows, &offset) == 0;
+    request->layout = NULL;
     if (one_run && (input->location == CR_DEVICE
                     || PyArray_IS_C_CONTIGUOUS(
                            (PyArrayObject *)input->owner))) {

@@ -196,7 +196,10 @@ def check_case(request, case, host: np.ndarray, note: str = "", *,
 
 @pytest.mark.parametrize("case", CATALOGUE, ids=[c.id for c in CATALOGUE])
 def test_catalogue(request, rng, seed_note, case):
-    check_case(request, case, case_values(rng, case), seed_note)
+    # cub does not reduce along axes yet: like a ladder step, it may
+    # refuse with a ValueError naming 'fast'.
+    check_case(request, case, case_values(rng, case), seed_note,
+               may_refuse=case.method == "cub")
 
 
 # --- the ladder's steps ------------------------------------------------------
