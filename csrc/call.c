@@ -166,7 +166,7 @@ crpy_check_numpy_out(PyArrayObject *out, const crpy_dtype *result,
 
 int
 crpy_acquire_device_out(PyObject *obj, crpy_reduction_call *call,
-                        crpy_input *out)
+                        int any_dtype, crpy_input *out)
 {
     if (crpy_acquire_input(obj, 0, call->stream_given, call->stream,
                            out) < 0) {
@@ -181,14 +181,14 @@ crpy_acquire_device_out(PyObject *obj, crpy_reduction_call *call,
         PyErr_SetString(PyExc_ValueError, "out is read-only");
         return -1;
     }
-    if (out->dtype->type != call->result->type) {
+    if (!any_dtype && out->dtype->type != call->result->type) {
         PyErr_Format(PyExc_TypeError, "out must have the result's dtype "
                      "%s, not %s", call->result->name, out->dtype->name);
         return -1;
     }
     call->request.out = (void *)cr_layout_start(out->data, &out->layout);
     call->request.reduced = call->reduced->type;
-    call->request.result = call->result->type;
+    call->request.result = out->dtype->type;
     call->request.divide_by_n = call->op->divides_by_count;
     return 0;
 }

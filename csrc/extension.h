@@ -426,12 +426,12 @@ void crpy_close_reduction_call(crpy_reduction_call *call);
  * ValueError or TypeError. */
 int crpy_check_numpy_out(PyArrayObject *out, const crpy_dtype *result,
                          int one_element);
-/* A device out= (CUDA array interface or DLPack) of the call's result
- * dtype, writable, acquired into *out (release it either way) and set as
- * the request's out with its finishing steps.  0, or -1 with an
- * exception. */
+/* A device out= (CUDA array interface or DLPack), writable, of the
+ * call's result dtype (of any, cast into, with `any_dtype`), acquired into
+ * *out (release it either way) and set as the request's out with its
+ * finishing steps.  0, or -1 with an exception. */
 int crpy_acquire_device_out(PyObject *obj, crpy_reduction_call *call,
-                            crpy_input *out);
+                            int any_dtype, crpy_input *out);
 
 /* --- axes.c ------------------------------------------------------------- */
 

@@ -13,7 +13,7 @@ static int
 acquire_one_device_out(PyObject *obj, crpy_reduction_call *call,
                        crpy_input *out)
 {
-    if (crpy_acquire_device_out(obj, call, out) < 0) {
+    if (crpy_acquire_device_out(obj, call, 0, out) < 0) {
         return -1;
     }
     if (out->layout.n != 1) {

@@ -81,19 +81,13 @@ check_out_shape(int ndim, const int64_t *extents, const result_shape *shape)
     return -1;
 }
 
-/* A NumPy out= along axes, writable, of a dtype NumPy casts the result
- * into: any for a value (NumPy's unsafe cast), one that casts safely to
+/* An out= along axes of a dtype (`descr`) NumPy casts the result into: any for a value (NumPy's unsafe cast), one that casts safely to
  * intp for an index (numpy.argmin's rule), an inexact one for nanmean of
  * an inexact input.  0, or -1 with NumPy's ValueError or TypeError. */
 static int
-check_numpy_out_cast(const crpy_reduction_call *call, PyArrayObject *out)
+check_out_cast(const crpy_reduction_call *call, PyArray_Descr *descr)
 {
     const cr_op op = call->request.op;
-    PyArray_Descr *descr = PyArray_DESCR(out);
-    if (!PyArray_ISWRITEABLE(out)) {
-        PyErr_SetString(PyExc_ValueError, "out is read-only");
-        return -1;
-    }
     if (cr_op_gives_index(op)) {
         PyArray_Descr *intp = PyArray_DescrFromType(NPY_INTP);
         const int safe = PyArray_CanCastTypeTo(descr, intp,
@@ -360,9 +354,16 @@ crpy_reduce_axes(crpy_reduction_call *call, int keepdims, PyObject *out,
     }
     if (target != NULL && !PyArray_Check(target)) {
         /* A device array: filled where it is. */
-        if (crpy_acquire_device_out(target, call, &device_out) < 0
+        PyArray_Descr *descr = NULL;
+        if (crpy_acquire_device_out(target, call, 1, &device_out) < 0
             || check_out_shape(device_out.ndim, device_out.shape,
-                               &shape) < 0) {
+                               &shape) < 0
+            || (descr = crpy_descr(device_out.dtype)) == NULL) {
+            goto done;
+        }
+        const int refused = check_out_cast(call, descr);
+        Py_DECREF(descr);
+        if (refused < 0) {
             goto done;
         }
         request->out = (void *)device_out.data;
@@ -377,8 +378,12 @@ crpy_reduce_axes(crpy_reduction_call *call, int keepdims, PyObject *out,
             for (int d = 0; d < PyArray_NDIM(given); d++) {
                 extents[d] = PyArray_DIM(given, d);
             }
+            if (!PyArray_ISWRITEABLE(given)) {
+                PyErr_SetString(PyExc_ValueError, "out is read-only");
+                goto done;
+            }
             if (check_out_shape(PyArray_NDIM(given), extents, &shape) < 0
-                || check_numpy_out_cast(call, given) < 0) {
+                || check_out_cast(call, PyArray_DESCR(given)) < 0) {
                 goto done;
             }
         }
@@ -394,7 +399,8 @@ crpy_reduce_axes(crpy_reduction_call *call, int keepdims, PyObject *out,
         out_strides_by_axis(input, &shape, strides, out_strides);
     }
     request->reduced = call->reduced->type;
-    request->result = call->result->type;
+    request->result = host_result != NULL ? call->result->type
+                                          : device_out.dtype->type;
     request->divide_by_n = call->op->divides_by_count;
     /* Level 3: at the caller of the cudareduce function.  numpy.mean
      * warns of its count 0 even where no result is left. */
