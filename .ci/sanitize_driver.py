@@ -35,7 +35,8 @@ byte initialized), never by a CuPy kernel.
 
 Then, under every tool: empty inputs (every operator of zero elements,
 device and host, every dtype, NumPy's value and type; min, max and their
-NaN forms refuse them), and the host ring's failure path (a fault injected at each chunk of a host
+NaN forms refuse them), every operator along axes (check_axes), and
+the host ring's failure path (a fault injected at each chunk of a host
 array of two chunks and a tail, each a MemoryError, then the same call
 right).  At the end every array is freed and CuPy's pools emptied, so
 that memcheck's leak check must find nothing at all alive at exit.
@@ -231,6 +232,48 @@ def check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
     return calls
 
 
+#: Reductions along axes (issue 43): (shape, axis) of a C-contiguous
+#: array, each read as given and as its transposed copy: rows (a warp or
+#: lanes a row), columns, chunks of more than CR_ROW_CHUNK, reduced axes
+#: gathered first (0 and 2), rows of no element.
+AXES = [((33, 257), 1), ((257, 33), 0), ((3, 8193), 1), ((8193, 3), 0),
+        ((4, 33, 31), (0, 2)), ((5, 0), 1)]
+
+
+def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
+    """Every operator along the axes of AXES, device input (an exact
+    allocation) and NumPy's, fast into a device result, against NumPy
+    (integer-valued float32 and int32 data: exact answers)."""
+    calls = 0
+    for shape, axis in AXES:
+        for dtype in (np.float32, np.int32):
+            host = rng.integers(-3, 4, shape).astype(dtype)
+            for op in ops:
+                single = isinstance(axis, tuple) and op.startswith(
+                    ("arg", "nanarg"))
+                refused = cudareduce._cudareduce.OPERATOR_FACTS[
+                    op].empty_error is not None
+                if single or (0 in shape and refused):
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    want = getattr(np, op)(host, axis=axis)
+                for data in (cupy.asarray(host),
+                             cupy.asarray(np.ascontiguousarray(host.T)).T):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        got = cupy.asnumpy(getattr(cudareduce, op)(
+                            data, axis=axis))
+                    calls += 1
+                    if not (got.dtype == want.dtype
+                            and np.allclose(got, want, rtol=1e-6,
+                                            equal_nan=True)):
+                        wrong.append(f"{op} {dtype.__name__} {shape} "
+                                     f"axis={axis}: got {got!r}, NumPy "
+                                     f"{want!r}")
+    return calls
+
+
 def check_injected_faults(cupy, cudareduce, rng, wrong) -> int:
     """A host array of two ring chunks and a tail, failed at each chunk by
     the injection hook (MemoryError), then reduced right.  Returns the
@@ -353,6 +396,7 @@ def main() -> int:
     calls += check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
                             wrong, seen)
     calls += check_empty_inputs(cupy, cudareduce, ops, wrong)
+    calls += check_axes(cupy, cudareduce, ops, rng, wrong)
     calls += check_injected_faults(cupy, cudareduce, rng, wrong)
     elapsed = time.perf_counter() - start
     # Free every array and empty CuPy's caches before the interpreter

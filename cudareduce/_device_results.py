@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 __all__ = ["empty", "result"]
 
 
@@ -68,11 +70,13 @@ def empty(a: Any, shape: tuple[int, ...], name: str, device: int) -> Any:
 
 
 def result(a: Any, filled: Any) -> Any:
-    """The array to return for input `a` once `filled` (from :func:`empty`)
-    holds the result: `filled` itself, but a ``jax.Array`` for a JAX input
+    """What to return for input `a` once `filled` holds the result:
+    `filled` itself (a NumPy scalar or array, or a device array from
+    :func:`empty`), but a device array as a ``jax.Array`` for a JAX input
     (JAX's arrays are immutable, so the result moves into one through
     DLPack)."""
-    if _library(a) in ("jax", "jaxlib"):
+    if (_library(a) in ("jax", "jaxlib")
+            and not isinstance(filled, (np.ndarray, np.generic))):
         import jax
         return jax.dlpack.from_dlpack(filled)
     return filled
