@@ -23,13 +23,15 @@
  * bench.c: the bench's timers and stream holders, the tests' fault hook.
  * module.c: the module: its state, method table, exec, traverse, clear.
  * layout.c: a strided layout checked and simplified (plain C: layout.h).
+ * input_layout.c: an input's shape and strides recorded, its layout
+ *                 planned (every reader's).
  * sequences.c: Python lists and tuples of C arrays.
  *
  * Calls go one way, down these layers (none calls back up): module.c;
  * facts.c and bench.c; reduce.c; reduce_axes.c; call.c; axes.c, input.c
  * and numpy_result.c; dlpack.c; cuda_array_interface.c and
- * numpy_input.c; operators.c and streams.c; dtype_rules.c, errors.c,
- * sequences.c and layout.c.
+ * numpy_input.c; input_layout.c, operators.c and streams.c;
+ * dtype_rules.c, errors.c, sequences.c and layout.c.
  */
 #ifndef CUDAREDUCE_EXTENSION_H
 #define CUDAREDUCE_EXTENSION_H
@@ -228,20 +230,6 @@ typedef struct {
 int crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
                        uintptr_t stream, crpy_input *input);
 
-/* Records `ndim`, `shape` and `strides` (bytes; NULL: C-contiguous) in
- * `input`, and its layout planned by crpy_plan_layout in input->c_order
- * for its item size; 0, or -1 with a ValueError naming `source`. */
-int crpy_input_layout(crpy_input *input, int ndim, const int64_t *shape,
-                      const int64_t *strides, int itemsize,
-                      const char *source);
-
-/* Records `ndim`, `shape` and `strides` (bytes; NULL: C-contiguous) in
- * `input`, and its layout planned by crpy_plan_layout in input->c_order
- * for its item size; 0, or -1 with a ValueError naming `source`. */
-int crpy_input_layout(crpy_input *input, int ndim, const int64_t *shape,
-                      const int64_t *strides, int itemsize,
-                      const char *source);
-
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);
 
@@ -293,6 +281,15 @@ void crpy_release_dlpack(crpy_input *input);
 int crpy_acquire_host(PyObject *obj, crpy_input *input);
 /* A CPU DLPack tensor, through numpy.from_dlpack, as a host array. */
 int crpy_acquire_host_dlpack(PyObject *obj, crpy_input *input);
+
+/* --- input_layout.c ----------------------------------------------------- */
+
+/* Records `ndim`, `shape` and `strides` (bytes; NULL: C-contiguous) in
+ * `input`, and its layout planned by crpy_plan_layout in input->c_order
+ * for its item size; 0, or -1 with a ValueError naming `source`. */
+int crpy_input_layout(crpy_input *input, int ndim, const int64_t *shape,
+                      const int64_t *strides, int itemsize,
+                      const char *source);
 
 /* --- streams.c ---------------------------------------------------------- */
 
