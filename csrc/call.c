@@ -2,8 +2,7 @@
  *
  * Parses the operator, method, threads and axis, acquires the input,
  * resolves NumPy's dtypes into a cr_request, finishes the value into the
- * operator's result, and checks and acquires an out= (a NumPy array, or a
- * device array filled where it is). */
+ * operator's result, and acquires a device out= (filled where it is). */
 #include "extension.h"
 
 int
@@ -136,32 +135,6 @@ void
 crpy_close_reduction_call(crpy_reduction_call *call)
 {
     crpy_release_input(&call->input);
-}
-
-int
-crpy_check_numpy_out(PyArrayObject *out, const crpy_dtype *result,
-                     int one_element)
-{
-    const crpy_dtype *dtype = NULL;
-    if (one_element && PyArray_SIZE(out) != 1) {
-        PyErr_Format(PyExc_ValueError, "out must have exactly one element, "
-                     "not %zd", (Py_ssize_t)PyArray_SIZE(out));
-        return -1;
-    }
-    if (!PyArray_ISWRITEABLE(out)) {
-        PyErr_SetString(PyExc_ValueError, "out is read-only");
-        return -1;
-    }
-    if (!PyArray_ISNOTSWAPPED(out)
-        || (dtype = crpy_lookup_dtype(PyArray_DESCR(out))) == NULL
-        || dtype->type != result->type) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "out must have the result's dtype "
-                     "%s, not %S", result->name,
-                     (PyObject *)PyArray_DESCR(out));
-        return -1;
-    }
-    return 0;
 }
 
 int

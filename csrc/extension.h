@@ -418,11 +418,6 @@ PyObject *crpy_finish_reduction_call(const crpy_reduction_call *call,
                                      PyObject *reduction);
 /* Releases what crpy_open_reduction_call holds. */
 void crpy_close_reduction_call(crpy_reduction_call *call);
-/* A NumPy out= of the call's result dtype, writable, in native byte
- * order, of exactly one element if `one_element`: 0, or -1 with a
- * ValueError or TypeError. */
-int crpy_check_numpy_out(PyArrayObject *out, const crpy_dtype *result,
-                         int one_element);
 /* A device out= (CUDA array interface or DLPack), writable, of the
  * call's result dtype (of any, cast into, with `any_dtype`), acquired into
  * *out (release it either way) and set as the request's out with its

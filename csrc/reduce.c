@@ -7,6 +7,34 @@
  * with keepdims). */
 #include "extension.h"
 
+/* A NumPy out= of the whole array's result: one element of the result
+ * dtype, writable, in native byte order.  0, or -1 with a ValueError or
+ * TypeError. */
+static int
+check_numpy_out(PyArrayObject *out, const crpy_dtype *result)
+{
+    const crpy_dtype *dtype = NULL;
+    if (PyArray_SIZE(out) != 1) {
+        PyErr_Format(PyExc_ValueError, "out must have exactly one element, "
+                     "not %zd", (Py_ssize_t)PyArray_SIZE(out));
+        return -1;
+    }
+    if (!PyArray_ISWRITEABLE(out)) {
+        PyErr_SetString(PyExc_ValueError, "out is read-only");
+        return -1;
+    }
+    if (!PyArray_ISNOTSWAPPED(out)
+        || (dtype = crpy_lookup_dtype(PyArray_DESCR(out))) == NULL
+        || dtype->type != result->type) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "out must have the result's dtype "
+                     "%s, not %S", result->name,
+                     (PyObject *)PyArray_DESCR(out));
+        return -1;
+    }
+    return 0;
+}
+
 /* A device `out` of the whole array's one result: 0, or -1 with an
  * exception; release *out either way. */
 static int
@@ -168,7 +196,7 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         out = allocated;
     }
     if (out != Py_None && PyArray_Check(out)
-        && crpy_check_numpy_out((PyArrayObject *)out, call.result, 1) < 0) {
+        && check_numpy_out((PyArrayObject *)out, call.result) < 0) {
         goto done;
     }
     if (out != Py_None && !PyArray_Check(out)
