@@ -81,9 +81,10 @@ check_out_shape(int ndim, const int64_t *extents, const result_shape *shape)
     return -1;
 }
 
-/* An out= along axes of a dtype (`descr`) NumPy casts the result into: any for a value (NumPy's unsafe cast), one that casts safely to
- * intp for an index (numpy.argmin's rule), an inexact one for nanmean of
- * an inexact input.  0, or -1 with NumPy's ValueError or TypeError. */
+/* An out= along axes of a dtype (`descr`) NumPy casts the result into:
+ * any for a value (NumPy's unsafe cast), one that casts safely to intp
+ * for an index (numpy.argmin's rule), an inexact one for nanmean of an
+ * inexact input.  0, or -1 with NumPy's TypeError. */
 static int
 check_out_cast(const crpy_reduction_call *call, PyArray_Descr *descr)
 {

@@ -18,11 +18,6 @@ import numpy as np
 __all__ = ["empty", "result"]
 
 
-def _torch_dtype(name: str) -> Any:
-    import torch
-    return getattr(torch, "bool" if name == "bool" else name)
-
-
 def _cupy_empty(shape: tuple[int, ...], name: str, device: int) -> Any:
     import cupy
     dtype = name
@@ -35,7 +30,7 @@ def _cupy_empty(shape: tuple[int, ...], name: str, device: int) -> Any:
 
 def _torch_empty(shape: tuple[int, ...], name: str, device: int) -> Any:
     import torch
-    return torch.empty(shape, dtype=_torch_dtype(name),
+    return torch.empty(shape, dtype=getattr(torch, name),
                        device=torch.device("cuda", device))
 
 

@@ -231,8 +231,8 @@ _RAISES_DOC = """Raises
         Unknown method, `threads` out of range or not among
         :func:`block_sizes`, a repeated `axis`, an `out` of another
         shape than the result's, a malformed array interface, a pointer
-        that is not device memory, an `out` on another device than the data's, or a
-        `stream` of another device.
+        that is not device memory, an `out` on another device than the
+        data's, or a `stream` of another device.
     CudaError
         No CUDA device or driver, a CUDA call failed, or a call that needs
         the host on a stream that is capturing a CUDA graph.
@@ -334,7 +334,7 @@ def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
 def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
          threads: int | None = None, dtype: DTypeLike = None,
          stream: Any = None, axis: Any = None, keepdims: Any = False,
-        out: Any = None) -> Any:
+         out: Any = None) -> Any:
     return _reduce("mean", a, method, threads, dtype, stream, axis,
                    keepdims, out)
 
@@ -369,7 +369,7 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
 def nanmean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
             threads: int | None = None, dtype: DTypeLike = None,
             stream: Any = None, axis: Any = None, keepdims: Any = False,
-        out: Any = None) -> Any:
+            out: Any = None) -> Any:
     return _reduce("nanmean", a, method, threads, dtype, stream, axis,
                    keepdims, out)
 
@@ -379,9 +379,9 @@ def _with_dtype(op: str, summary: str, returns: str) -> Any:
     def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
                   threads: int | None = None, dtype: DTypeLike = None,
                   stream: Any = None, axis: Any = None, keepdims: Any = False,
-        out: Any = None) -> Any:
+                  out: Any = None) -> Any:
         return _reduce(op, a, method, threads, dtype, stream, axis, keepdims,
-                   out)
+                       out)
 
     reduction.__name__ = reduction.__qualname__ = op
     return _documented(f"""{summary}, computed on the GPU.
@@ -430,7 +430,7 @@ def _without_dtype(op: str, summary: str, returns: str,
                   axis: Any = None, keepdims: Any = False,
                   out: Any = None) -> Any:
         return _reduce(op, a, method, threads, None, stream, axis, keepdims,
-                   out)
+                       out)
 
     reduction.__name__ = reduction.__qualname__ = op
     return _documented(f"""{summary}, computed on the GPU.
