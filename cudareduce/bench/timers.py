@@ -1,8 +1,9 @@
 """The timers: how one method's GPU time and call time are taken, for ours
 (``_cudareduce.time_reduce``, whose loops run in C) and for the peers
 (PyTorch's and CuPy's function of the op, ``torch.sum``, ``cupy.sum``, ...,
-timed from Python with the same stream holder), and the probes that bound
-them (an empty kernel, a read-only streaming kernel).
+timed from Python with the same stream holder: :func:`time_queued`, which
+the ``--axis`` mode's calls share), and the probes that bound them (an
+empty kernel, a read-only streaming kernel).
 
 GPU time is taken as NVIDIA's nvbench takes it: a kernel holds the stream
 until the timed work is queued behind it, so that the CUDA events around the
@@ -20,7 +21,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -28,9 +29,9 @@ import cudareduce
 from cudareduce import _cudareduce
 from .names import DEFAULT_OP, is_peer
 
-__all__ = ["DeviceArrays", "GpuTimes", "MethodTimer", "device_arrays",
-           "load_peer", "median_wall_time", "method_timer", "probe_us",
-           "wall_times"]
+__all__ = ["DeviceArrays", "GpuTimes", "MethodTimer", "StreamClock",
+           "device_arrays", "load_peer", "median_wall_time", "method_timer",
+           "probe_us", "time_queued", "wall_times"]
 
 #: (value of the last run, time per run of each sample in ms, the per-pass
 #: ms of each sample: cold samples of a method that splits into passes,
@@ -93,6 +94,59 @@ def _held(holder: Any, flush_l2: bool) -> Iterator[None]:
         _cudareduce.release_stream(holder)
 
 
+def _check_mode(mode: str, batch: int) -> None:
+    """The C timers' rules: a cold sample is one run after a flush."""
+    if mode not in ("cold", "batch") or batch < 1 \
+            or (batch > 1 and mode != "batch"):
+        raise ValueError(f"mode 'cold' or 'batch', batch >= 1 (> 1 only "
+                         f"in 'batch' mode), got {mode!r}, {batch}")
+
+
+class StreamClock(NamedTuple):
+    """What times work queued from Python on one stream: the stream, our
+    holder of it (``_cudareduce.stream_hold``), two events of the
+    stream's library and the ms between two recorded events."""
+
+    stream: Any
+    holder: Any
+    start: Any
+    end: Any
+    elapsed: Callable[[Any, Any], float]
+
+
+def time_queued(queue: Callable[[int], Any], clock: StreamClock,
+                warmup: int, reps: int, mode: str, batch: int = 1
+                ) -> tuple[Any, list[float]]:
+    """(the last run's output, the time per run of each sample in ms) of
+    the work `queue` queues, timed as the C timers time a reduction:
+    `reps` samples after `warmup`, in `mode` ``"cold"`` (the L2 cache
+    flushed, one run a sample) or ``"batch"`` (`batch` runs a sample).
+
+    ``queue(run)`` queues run number `run` (0, 1, ...: rotate among
+    copies of the input with it) on ``clock.stream`` and returns its
+    output, without waiting for the device: it runs while the stream is
+    held, and a wait there would last until the holding kernel gives up
+    (``_cudareduce.release_stream`` then raises).  Queue each kind of work
+    once unheld first: a kernel's first launch loads its module, which
+    waits for the device.
+    """
+    _check_mode(mode, batch)
+    times = []
+    out = None
+    run = 0
+    for r in range(-warmup, reps):
+        with _held(clock.holder, mode == "cold"):
+            clock.start.record(clock.stream)
+            for _ in range(batch):
+                out = queue(run)
+                run += 1
+            clock.end.record(clock.stream)
+        clock.end.synchronize()
+        if r >= 0:
+            times.append(clock.elapsed(clock.start, clock.end) / batch)
+    return out, times
+
+
 class _Peer:
     """A peer library's reduction, its function `function` (``"sum"``,
     ``"amin"``, ...), timed with our stream holder on its current stream.
@@ -136,32 +190,23 @@ class _Peer:
         finally:
             self._free()
 
+    def _rotating(self, rows: Any, buffers: int) -> Callable[[int], Any]:
+        """The queue of :func:`time_queued`: run r reduces row r % buffers."""
+        return lambda run: self._reduce(rows[run % buffers])
+
     def gpu(self, a: np.ndarray, buffers: int, warmup: int, reps: int,
             mode: str, batch: int = 1) -> GpuTimes:
-        # The C timers' rules: a cold sample is one run after a flush.
-        if mode not in ("cold", "batch") or batch < 1 \
-                or (batch > 1 and mode != "batch"):
-            raise ValueError(f"mode 'cold' or 'batch', batch >= 1 (> 1 only "
-                             f"in 'batch' mode), got {mode!r}, {batch}")
+        _check_mode(mode, batch)
         try:
             rows = self._rows(a, buffers)
             stream, start, end, elapsed = self._events()
-            holder = _cudareduce.stream_hold(stream)
+            clock = StreamClock(stream, _cudareduce.stream_hold(stream),
+                                start, end, elapsed)
             # Unheld first: a kernel's first launch loads its module, which
             # waits for the device (and so for a holding kernel).
-            out = self._reduce(rows[0])
-            times = []
-            run = 0
-            for r in range(-warmup, reps):
-                with _held(holder, mode == "cold"):
-                    start.record(stream)
-                    for _ in range(batch):
-                        out = self._reduce(rows[run % buffers])
-                        run += 1
-                    end.record(stream)
-                end.synchronize()
-                if r >= 0:
-                    times.append(elapsed(start, end) / batch)
+            self._reduce(rows[0])
+            out, times = time_queued(self._rotating(rows, buffers), clock,
+                                     warmup, reps, mode, batch)
             value = out.item()
             del rows, out
             return value, times, None
