@@ -136,6 +136,14 @@ def test_the_commands_say_what_is_missing(unbuilt, command):
     assert "circular import" not in done.stderr
 
 
+#: The document model: what reading, checking and plotting a document
+#: imports (no timer, no mode, no extension).
+MODEL_MODULES = {
+    "cudareduce", "cudareduce.bench", "cudareduce.bench.axis_schema",
+    "cudareduce.bench.figures", "cudareduce.bench.names",
+    "cudareduce.bench.plot", "cudareduce.bench.reference",
+    "cudareduce.bench.results", "cudareduce.bench.schema"}
+
 MODEL = """
 import json, sys
 from cudareduce.bench import Results, schema, validate_document
@@ -161,11 +169,30 @@ def test_a_recorded_document_is_read_checked_and_plotted(tmp_path):
     for png in ("speedup.png", "bandwidth.png"):
         assert (folder / png).read_bytes().startswith(PNG_MAGIC), png
     # The document model alone: no timer, no mode, no extension.
-    assert set(seen["modules"]) <= {
-        "cudareduce", "cudareduce.bench", "cudareduce.bench.figures",
-        "cudareduce.bench.names", "cudareduce.bench.plot",
-        "cudareduce.bench.reference", "cudareduce.bench.results",
-        "cudareduce.bench.schema"}, seen["modules"]
+    assert set(seen["modules"]) <= MODEL_MODULES, seen["modules"]
+
+
+AXIS_MODEL = """
+import json, sys
+from cudareduce.bench import axis_schema, plot
+with open(sys.argv[1], encoding="utf-8") as f:
+    document = json.load(f)
+axis_schema.validate_axis_document(document)
+plot.plot_axes(sys.argv[1], path="axis.png")
+print(json.dumps({
+    "modules": sorted(m for m in sys.modules if m.startswith("cudareduce"))}))
+"""
+
+
+def test_an_axis_document_is_read_checked_and_plotted(tmp_path):
+    pytest.importorskip("matplotlib")
+    from support.axis_data import axis_document
+    folder = copy_package(tmp_path)
+    path = tmp_path / "axis.json"
+    path.write_text(json.dumps(axis_document()), encoding="utf-8")
+    seen = json_of(run_in(folder, "-c", AXIS_MODEL, str(path)))
+    assert (folder / "axis.png").read_bytes().startswith(PNG_MAGIC)
+    assert set(seen["modules"]) <= MODEL_MODULES, seen["modules"]
 
 
 def test_make_figures_draws_a_recorded_document(unbuilt, tmp_path):

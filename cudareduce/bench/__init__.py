@@ -13,6 +13,7 @@ prints one table per (op, dtype, n, threads)::
     python -m cudareduce.bench --sizes 2^10..2^28 --json r.json --plot r.png
     python -m cudareduce.bench --op prod --dtype int32   # any op, any dtype
     python -m cudareduce.bench --counters   # each step's hardware counters
+    python -m cudareduce.bench --axis       # along an axis, under the floor
 
 The same from Python (the command line is a thin layer over it)::
 
@@ -143,6 +144,55 @@ a GPU).  ``median_ms`` is the median wall time of the whole call (the copy
 to the GPU included, the result back on the host), ``gbps`` array bytes
 over it, ``pinned_gbps`` the pinned host-to-device copy of the same run.
 
+The ``--axis`` document (``--axis --json``)
+-------------------------------------------
+Reductions along one axis of device arrays (issue 43), checked by
+:func:`~cudareduce.bench.axis_schema.validate_axis_document`, its keys
+and the floor's arithmetic in :mod:`~cudareduce.bench.axis_schema`.  What
+:func:`run_axes` returns::
+
+    {"kind": "axis", "schema": 1, "cudareduce_version": str, "date": str,
+     "device": {...},            # as the JSON document's, above
+     "software": {"numpy", "cupy", "torch": str | null,
+                  "cupy_accelerators": {"reduction", "routine"} | null},
+     "timing": {"method": str},
+     "floor": {"empty_cold_us": float, "empty_batch_us": float},
+     "probes": [{"bytes", "read_cold_us", "read_batch_us", "copy_cold_us",
+                 "copy_batch_us", "read_cold_gbps", ..., "write_batch_gbps"}],
+     "results": [{"method", "op", "dtype", "shape", "axis", "read_bytes",
+                  "write_bytes", "cold_us", "batch_us", "batch", "reps",
+                  "gbps", "floor_cold_us", "floor_batch_us", "pct_floor",
+                  "correct", "unavailable"}, ...]}
+
+One result per (dtype, case, method) of
+:data:`~cudareduce.bench.axes.AXIS_CASES` (float32 unless ``--dtype``
+names others; ``--op`` the op of the cases but the argmax one): ours,
+``fast``, ``cub`` and the ladder's steps, each as
+``cudareduce.<op>(x, axis=axis, method=m)`` on a CuPy array (a PyTorch
+tensor for bfloat16), and the peers: ``"torch.sum"`` (``torch.<fn>(x,
+dim=axis)``), ``"cupy.sum"`` (``cupy.<fn>(x, axis=axis)``, CuPy's default
+accelerators) and ``"cupy.sum[cub]"`` (the same with CuPy's reduction and
+routine accelerators ``["cub"]``: CUB's segmented reduce where the reduced
+axes are contiguous).  A method that refuses (``cub`` and the steps do
+not reduce along axes yet) or a peer that takes no such dtype is
+``unavailable``, with its error, and untimed; each other is checked
+against NumPy on the host copy (exact for integers, indices and the
+elements min and max select, else within 4 ulps of the result dtype of a
+float64 reference) before and after its timings, and if WRONG keeps no
+figures.  Every call is timed from Python behind the stream holder, on one
+non-blocking stream current in CuPy and PyTorch
+(:func:`~cudareduce.bench.timers.time_queued`): ``cold_us`` (L2 flushed,
+one call a sample), ``batch_us`` (``batch`` calls a sample); ``gbps`` is
+(R + W) / ``batch_us``, R the input's bytes (``read_bytes``), W the
+result's (``write_bytes``, its elements times NumPy's result itemsize).
+The floor, each way, from probes of the same run at R bytes
+(:func:`~cudareduce.bench.axis_schema.floor_us`): the empty kernel, plus
+R at the read probe's rate, plus W at the write rate a device-to-device
+copy of R bytes gives (it reads and writes them); ``pct_floor`` is 100 x
+``floor_batch_us`` / ``batch_us``.  :func:`format_axes` prints it a row
+per case; :func:`~cudareduce.bench.plot.plot_axes` draws the shares of
+the floor.
+
 The package
 -----------
 One job per module: :mod:`~cudareduce.bench.sizes` (element counts),
@@ -153,11 +203,14 @@ clock), :mod:`~cudareduce.bench.floor` (the probes of a run and the
 default-size rule), :mod:`~cudareduce.bench.progress` (the progress bar),
 the modes :mod:`~cudareduce.bench.ladder` (the default),
 :mod:`~cudareduce.bench.counters` (``--counters``),
-:mod:`~cudareduce.bench.peers` and :mod:`~cudareduce.bench.host`, and
+:mod:`~cudareduce.bench.peers`, :mod:`~cudareduce.bench.host` and
+:mod:`~cudareduce.bench.axes` (``--axis``), and
 :mod:`~cudareduce.bench.cli` (the command line); and the document model,
 which needs no GPU and no compiled extension: :mod:`~cudareduce.bench.names`
 (dtypes, ops, methods, peers), :mod:`~cudareduce.bench.schema` (the JSON
-document, its rules and their check), :mod:`~cudareduce.bench.figures`
+document, its rules and their check),
+:mod:`~cudareduce.bench.axis_schema` (the ``--axis`` document, its floor
+and its check), :mod:`~cudareduce.bench.figures`
 (GB/s, speedups, the tables), :mod:`~cudareduce.bench.results`
 (:class:`Results`, a document with its tables and plots as methods),
 :mod:`~cudareduce.bench.plot` (the figures, with matplotlib) and
@@ -176,6 +229,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # for type checkers and editors; imported on first use
+    from .axes import format_axes, run_axes
     from .cli import main
     from .figures import format_table
     from .host import format_host, run_host
@@ -186,9 +240,10 @@ if TYPE_CHECKING:   # for type checkers and editors; imported on first use
 
 #: Each entry point: the module that defines it.
 _ENTRY_POINTS = {"Results": "results", "compare": "peers",
-                 "device_info": "ladder", "format_comparison": "peers",
-                 "format_host": "host", "format_table": "figures",
-                 "main": "cli", "run": "ladder", "run_host": "host",
+                 "device_info": "ladder", "format_axes": "axes",
+                 "format_comparison": "peers", "format_host": "host",
+                 "format_table": "figures", "main": "cli", "run": "ladder",
+                 "run_axes": "axes", "run_host": "host",
                  "validate_document": "schema"}
 
 __all__ = sorted(_ENTRY_POINTS)

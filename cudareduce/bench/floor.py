@@ -11,7 +11,7 @@ from .policy import choose_batch, rotation_buffers
 from .timers import probe_us
 
 __all__ = ["DEFAULT_RULE_RATIO", "PROBE_REPS", "READ_CEILING_BYTES",
-           "default_n", "measure_floor", "measure_probe"]
+           "default_n", "measure_empty", "measure_floor", "measure_probe"]
 
 #: Samples of each probe figure (medians; a probe's spread is far smaller
 #: than a method's).
@@ -45,6 +45,16 @@ def measure_probe(nbytes: int, device: Mapping[str, Any]) -> dict:
                                       choose_batch(cold_us * 1e-3))}
 
 
+def measure_empty() -> dict:
+    """An empty kernel's cold and back-to-back µs (``empty_cold_us``,
+    ``empty_batch_us``): the fixed cost of a launch.  The cold figure
+    sizes the back-to-back batch."""
+    empty_cold_us = probe_us("empty", 0, 1, PROBE_REPS, "cold")
+    return {"empty_cold_us": empty_cold_us,
+            "empty_batch_us": probe_us("empty", 0, 1, PROBE_REPS, "batch",
+                                       choose_batch(empty_cold_us * 1e-3))}
+
+
 def measure_floor(device: Mapping[str, Any]) -> dict:
     """The floor of a bench document: an empty kernel's cold and
     back-to-back µs, and the read ceiling (GB/s, both ways) at
@@ -53,11 +63,8 @@ def measure_floor(device: Mapping[str, Any]) -> dict:
     if device.get("total_bytes"):
         nbytes = min(nbytes, device["total_bytes"] // 8)
     probe = measure_probe(nbytes, device)
-    empty_cold_us = probe_us("empty", 0, 1, PROBE_REPS, "cold")
     return {
-        "empty_cold_us": empty_cold_us,
-        "empty_batch_us": probe_us("empty", 0, 1, PROBE_REPS, "batch",
-                                   choose_batch(empty_cold_us * 1e-3)),
+        **measure_empty(),
         "read_bytes": nbytes,
         "read_cold_gbps": nbytes / (probe["read_cold_us"] * 1e3),
         "read_batch_gbps": nbytes / (probe["read_batch_us"] * 1e3),

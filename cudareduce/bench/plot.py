@@ -6,9 +6,12 @@
 - :func:`plot_bandwidth`: cold GB/s against n for each method and peer,
   under the read ceiling (a read-only kernel timed the same way at each
   size) measured in the same run; optionally the back-to-back figures too.
+- :func:`plot_axes`: an ``--axis`` document's share of the floor, ours and
+  each peer side by side, case by case.
 
-Both take the document (a dict, as :func:`cudareduce.bench.run` returns it,
-or the path of a JSON file written by ``--json``), return a
+Each takes the document (a dict, as :func:`cudareduce.bench.run` or
+:func:`cudareduce.bench.run_axes` returns it, or the path of a JSON file
+written by ``--json``), returns a
 :class:`matplotlib.figure.Figure` (shown inline by notebooks) and, given
 `path`, save it (PNG for a ``.png`` path).  They build the Figure directly,
 without pyplot, so no GUI backend is needed or selected: saving works on a
@@ -52,12 +55,15 @@ except ImportError as exc:  # pragma: no cover - tested in a subprocess
         f"python -m pip install matplotlib") from exc
 
 from . import reference as _reference
+from .axis_schema import (case_groups, case_label, column_of, is_ours,
+                          validate_axis_document)
 from .figures import (format_bytes, gbps, order_results, read_floor_us,
                       reduction_label, result_gbps, short_n, speedups)
 from .names import is_peer, is_reference, ladder_methods, numpy_dtype, op_of
 from .schema import validate_document
 
-__all__ = ["PLOTTED_KEY", "plot_bandwidth", "plot_step_speedups", "plotted",
+__all__ = ["PLOTTED_KEY", "plot_axes", "plot_bandwidth",
+           "plot_step_speedups", "plotted",
            "select_group"]
 
 PAPER_N = 1 << 22
@@ -510,5 +516,104 @@ def plot_bandwidth(results: Mapping[str, Any] | str | os.PathLike,
     ax.grid(which="major", alpha=0.3)
     ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               fontsize=9, borderaxespad=0.0)
+    _save(fig, path)
+    return fig
+
+
+#: The colours of the ``--axis`` plot's columns that are not cub's or a
+#: peer library's of :data:`_REFERENCE_STYLES` (the ladder's steps: by
+#: step).
+_AXIS_COLORS = {"fast": _USER_COLORS[0], "cupy[cub]": "#c7c7c7"}
+
+
+def _axis_color(column: str) -> str:
+    """The colour of an ``--axis`` plot's column (:func:`~cudareduce.bench.
+    axis_schema.column_of`)."""
+    import matplotlib  # noqa: PLC0415
+
+    if column in _AXIS_COLORS:
+        return _AXIS_COLORS[column]
+    if column in _REFERENCE_STYLES or not is_ours(column):
+        return _reference_style(column)[0]
+    ladder = ladder_methods()
+    return to_hex(matplotlib.colormaps["viridis"](
+        ladder.index(column) / len(ladder) * 0.9))
+
+
+def plot_axes(document: Mapping[str, Any] | str | os.PathLike,
+              path: str | os.PathLike | None = None) -> Figure:
+    """An ``--axis`` document's share of the floor, back to back: one
+    panel per dtype, a group of horizontal bars per case (its op, shape
+    and axis), one bar per method and peer timed correct there (``fast``
+    and our other methods, then ``torch``, ``cupy`` and ``cupy[cub]``: a
+    peer by its library, whatever its function), each labelled with its
+    %, beside a line at 100% (the floor).
+
+    Parameters
+    ----------
+    document : dict or path
+        An ``--axis`` document, or the path of its JSON file.
+    path : path, optional
+        Where to save the figure (format from the suffix, e.g. ``.png``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        The document is invalid, or no result in it was timed.
+    """
+    if isinstance(document, (str, os.PathLike)):
+        with open(document, encoding="utf-8") as f:
+            document = json.load(f)
+    validate_axis_document(document)
+    groups = case_groups(document["results"])
+    timed = [r for group in groups.values() for r in group.values()
+             if r["pct_floor"] is not None]
+    if not timed:
+        raise ValueError("the document holds no timed result to plot")
+    dtypes = list(dict.fromkeys(r["dtype"] for r in timed))
+    columns = sorted(dict.fromkeys(column_of(r["method"]) for r in timed),
+                     key=lambda c: not is_ours(c))
+    cases = {dtype: [group for case, group in groups.items()
+                     if case[0] == dtype] for dtype in dtypes}
+    bars = [len(cases[dtype]) * len(columns) for dtype in dtypes]
+    fig = Figure(figsize=(11, 0.6 + sum(1.0 + 0.18 * k for k in bars)),
+                 layout="constrained")
+    panels = fig.subplots(len(dtypes), 1, squeeze=False,
+                          gridspec_kw={"height_ratios": bars})[:, 0]
+    height = 0.8 / len(columns)
+    for panel, dtype in zip(panels, dtypes):
+        rows = cases[dtype]
+        for k, column in enumerate(columns):
+            ys, widths = [], []
+            for i, group in enumerate(rows):
+                r = next((r for m, r in group.items()
+                          if column_of(m) == column), None)
+                if r is not None and r["pct_floor"] is not None:
+                    ys.append(i + (k - (len(columns) - 1) / 2) * height)
+                    widths.append(r["pct_floor"])
+            bars = panel.barh(ys, widths, height, label=column,
+                              color=_axis_color(column), edgecolor="white",
+                              linewidth=0.5)
+            panel.bar_label(bars, labels=[f"{w:.0f}%" for w in widths],
+                            fontsize=7, padding=2)
+        panel.axvline(100, color=_CEILING_COLOR, linestyle=":",
+                      linewidth=1.5, label="floor (100%)")
+        panel.set_yticks(range(len(rows)))
+        panel.set_yticklabels([case_label(next(iter(g.values())))
+                               for g in rows], fontsize=9)
+        panel.invert_yaxis()            # the table's order, top down
+        panel.set_xlim(0, max(110, max(r["pct_floor"] for r in timed)
+                              * 1.15))
+        panel.set_xlabel("% of the floor (floor / time, back to back)")
+        panel.set_title(dtype, fontsize=10)
+        panel.grid(axis="x", alpha=0.3)
+        panel.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"Reductions along an axis on {document['device']['name']}"
+                 f": share of the floor (empty kernel + R / read rate + "
+                 f"W / write rate)", fontsize=12)
     _save(fig, path)
     return fig

@@ -64,8 +64,9 @@ from .names import (DEFAULT_OP, DTYPES, FAST_METHOD, OPS,
 
 __all__ = [
     "DEVICE_KEYS", "DOCUMENT_KEYS", "FLOOR_KEYS", "PROBE_KEYS",
-    "RESULT_KEYS", "SCHEMA", "TIME_KEYS", "TIMING_KEYS", "describe_device",
-    "is_int", "make_document", "make_result", "now", "result_bytes",
+    "RESULT_KEYS", "SCHEMA", "TIME_KEYS", "TIMING_KEYS", "Rules",
+    "check_device", "check_part", "describe_device", "is_date", "is_int",
+    "make_document", "make_result", "now", "result_bytes",
     "validate_document", "write_json",
 ]
 
@@ -94,7 +95,6 @@ TIME_KEYS = ("cold_us", "batch_us", "call_us")
 #: _PASS_SLACK_US: an event after each pass adds its own small cost.
 _PASS_SLACK = 0.05
 _PASS_SLACK_US = 1.0
-_DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 _DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
@@ -249,7 +249,7 @@ def _matches(pattern: str) -> Callable[[Any], bool]:
                       and re.fullmatch(pattern, x, re.ASCII) is not None)
 
 
-def _is_date(x: Any) -> bool:
+def is_date(x: Any) -> bool:
     """ISO 8601 UTC to the second, as :func:`make_document` writes it, and
     a real date and time."""
     if not _matches(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")(x):
@@ -261,11 +261,12 @@ def _is_date(x: Any) -> bool:
     return True
 
 
-#: (check, what it expects) of each key of each part of the document.
-_Rules = dict[str, tuple[Callable[[Any], bool], str]]
+#: (check, what it expects) of each key of each part of a document (this
+#: one's, and the ``--axis`` document's: :mod:`~cudareduce.bench.axis_schema`).
+Rules = dict[str, tuple[Callable[[Any], bool], str]]
 _POSITIVE = (_positive, "a finite number > 0")
 _TIME = (lambda x: x is None or _positive(x), "null or a finite number > 0")
-_DEVICE_RULES: _Rules = {
+_DEVICE_RULES: Rules = {
     "name": (_text, "a non-empty string"),
     "compute_capability": (_int_from(10),
                            "an integer >= 10 (10 * major + minor)"),
@@ -281,21 +282,21 @@ _DEVICE_RULES: _Rules = {
     "cuda_runtime": (_matches(r"\d+\.\d+"), 'a version "major.minor"'),
     "cccl": (_matches(r"\d+\.\d+\.\d+"), 'a version "major.minor.patch"'),
 }
-_TIMING_RULES: _Rules = {
+_TIMING_RULES: Rules = {
     "method": (_text, "a non-empty string"),
     "default_n": (_int_from(1), "an integer >= 1"),
     "default_n_rule": (_text, "a non-empty string"),
 }
-_FLOOR_RULES: _Rules = {
+_FLOOR_RULES: Rules = {
     "empty_cold_us": _POSITIVE, "empty_batch_us": _POSITIVE,
     "read_bytes": (_int_from(1), "an integer >= 1"),
     "read_cold_gbps": _POSITIVE, "read_batch_gbps": _POSITIVE,
 }
-_PROBE_RULES: _Rules = {
+_PROBE_RULES: Rules = {
     "bytes": (_int_from(1), "an integer >= 1"),
     "read_cold_us": _POSITIVE, "read_batch_us": _POSITIVE,
 }
-_RESULT_RULES: _Rules = {
+_RESULT_RULES: Rules = {
     "method": (_text, "a non-empty string"),
     "op": (lambda x: x in OPS, f"one of {OPS}"),
     "dtype": (lambda x: x in DTYPES, f"one of {DTYPES}"),
@@ -323,7 +324,7 @@ def _exact_keys(obj: Any, keys: Sequence[str], where: str,
         raise ValueError(f"{where}: unexpected keys {extra}")
 
 
-def _check_part(obj: Any, rules: _Rules, where: str,
+def check_part(obj: Any, rules: Rules, where: str,
                 optional: Sequence[str] = ()) -> None:
     """Exactly the keys of `rules` (less any of `optional`), each value
     there passing its check."""
@@ -332,6 +333,13 @@ def _check_part(obj: Any, rules: _Rules, where: str,
         if key in obj and not check(obj[key]):
             raise ValueError(f"{where}.{key}: expected {expected}, got "
                              f"{obj[key]!r}")
+
+
+def check_device(device: Any, where: str = "device") -> None:
+    """Raise ValueError, naming the first violation by its path, unless
+    `device` is a document's ``device`` (:data:`DEVICE_KEYS`), as
+    :func:`describe_device` writes it."""
+    check_part(device, _DEVICE_RULES, where)
 
 
 def _list_at(doc: Mapping[str, Any], key: str) -> list:
@@ -415,16 +423,16 @@ def validate_document(doc: Any) -> None:
                          f"(a document of another bench version)")
     if not _text(doc["cudareduce_version"]):
         raise ValueError("cudareduce_version: expected a non-empty string")
-    if not _is_date(doc["date"]):
+    if not is_date(doc["date"]):
         raise ValueError(f"date: expected ISO 8601 UTC like "
                          f"\"2026-11-24T12:34:56Z\", got {doc['date']!r}")
-    _check_part(doc["device"], _DEVICE_RULES, "device")
-    _check_part(doc["timing"], _TIMING_RULES, "timing")
-    _check_part(doc["floor"], _FLOOR_RULES, "floor")
+    check_device(doc["device"])
+    check_part(doc["timing"], _TIMING_RULES, "timing")
+    check_part(doc["floor"], _FLOOR_RULES, "floor")
     probed = set()
     previous = 0
     for i, p in enumerate(_list_at(doc, "probes")):
-        _check_part(p, _PROBE_RULES, f"probes[{i}]")
+        check_part(p, _PROBE_RULES, f"probes[{i}]")
         if p["bytes"] <= previous:
             raise ValueError(f"probes[{i}].bytes: probes are sorted by "
                              f"bytes, each size once: {p['bytes']} after "
@@ -434,7 +442,7 @@ def validate_document(doc: Any) -> None:
     seen = set()
     for i, r in enumerate(_list_at(doc, "results")):
         where = f"results[{i}]"
-        _check_part(r, _RESULT_RULES, where, _OPTIONAL_RESULT_KEYS)
+        check_part(r, _RESULT_RULES, where, _OPTIONAL_RESULT_KEYS)
         op = op_of(r)
         if is_peer(r["method"]) and r["method"] not in peers_of(op):
             raise ValueError(f"{where}.method: {r['method']} is not a peer "
