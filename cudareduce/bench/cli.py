@@ -1,7 +1,7 @@
 """The command line, ``python -m cudareduce.bench``: its arguments, which
-of the four modes they choose (the ladder, ``--counters``, ``--peers``,
-``--host``), the reduction they time (``--op``), and the report and files
-each writes."""
+of the five modes they choose (the ladder, ``--counters``, ``--peers``,
+``--host``, ``--axis``), the reduction they time (``--op``), and the report
+and files each writes."""
 from __future__ import annotations
 
 import argparse
@@ -16,6 +16,7 @@ from .results import Results
 from .figures import describe_sizes, short_n
 from .names import DEFAULT_OP, DTYPES, OPS
 
+from .axes import AXIS_CASES, AXIS_DTYPES, format_axes, run_axes
 from .host import HOST_DTYPES, HOST_SIZES, format_host, run_host
 from .ladder import DEFAULT_DTYPE, DEFAULT_THREADS, check_threads, run
 from .peers import (BASELINE_DTYPE, COMPARE_DTYPES, COMPARE_SIZES, LATENCY_N,
@@ -63,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"element type, one of {{{','.join(DTYPES)}}} "
                         f"(default {DEFAULT_DTYPE}); with --peers, the "
                         f"comparison's, comma-separated (default "
-                        f"{','.join(COMPARE_DTYPES)})")
+                        f"{','.join(COMPARE_DTYPES)}); with --axis, "
+                        f"comma-separated too")
     p.add_argument("--threads", type=int, default=None,
                    help="threads per block, a power of two from 64 to 1024 "
                         f"(default {DEFAULT_THREADS}; with --peers, each "
@@ -91,6 +93,17 @@ def _parser() -> argparse.ArgumentParser:
                         f"without {BASELINE_DTYPE}) fast's "
                         f"{BASELINE_DTYPE} sum at "
                         f"{short_n(COMPARE_SIZES[-1])} besides")
+    p.add_argument("--axis", action="store_true",
+                   help=f"time reductions along an axis instead: fast, cub, "
+                        f"the ladder's steps, torch.<fn>(x, dim=), "
+                        f"cupy.<fn>(x, axis=) and the same with CuPy's CUB "
+                        f"on, on {len(AXIS_CASES)} (shape, axis) cases, "
+                        f"each under its floor (empty kernel + bytes read "
+                        f"/ read rate + bytes written / write rate, timed "
+                        f"in the same run); --op for the cases but the "
+                        f"argmax one, --dtype a comma list (default "
+                        f"{','.join(AXIS_DTYPES)}); --plot draws the "
+                        f"shares of the floor")
     p.add_argument("--counters", action="store_true",
                    help="show each method's hardware counters instead, from "
                         "Nsight Compute (ncu): what each step changes "
@@ -98,9 +111,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None, metavar="PATH",
                    help="write the results document to PATH (with --peers "
                         "the comparison, with --host the host document, "
-                        "with --counters the counters)")
+                        "with --counters the counters, with --axis the "
+                        "--axis document)")
     p.add_argument("--plot", default=None, metavar="PATH",
-                   help="write both plots, named after PATH")
+                   help="write both plots, named after PATH (with --axis "
+                        "its one plot, at PATH)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the random data (default: fresh)")
     return p
@@ -116,26 +131,29 @@ def _print_table(text: str) -> None:
 
 
 def _dump_json(document: Mapping[str, Any], path: str) -> None:
-    """Write a ``--peers``, ``--host`` or ``--counters`` document to `path`
-    as JSON."""
+    """Write a ``--peers``, ``--host``, ``--counters`` or ``--axis``
+    document to `path` as JSON."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(document, f, indent=1)
 
 
 def _dtypes(parser: argparse.ArgumentParser, text: str | None,
-            peers: bool) -> list[str]:
-    """The dtypes `text` (``--dtype``) names: one, or with `peers` a comma
-    list; without it, :data:`DEFAULT_DTYPE` (with `peers`
-    :data:`COMPARE_DTYPES`).  A bad name is ``parser.error``."""
+            default: Sequence[str] | None) -> list[str]:
+    """The dtypes `text` (``--dtype``) names: a comma list where the mode
+    takes one (`default`, its dtypes without ``--dtype``: ``--peers``'
+    :data:`COMPARE_DTYPES`, ``--axis``' :data:`AXIS_DTYPES`), else one
+    (:data:`DEFAULT_DTYPE` without ``--dtype``).  A bad name is
+    ``parser.error``."""
+    listed = default is not None
+    only = "" if listed else "; a list only with --peers or --axis"
     if text is None:
-        return list(COMPARE_DTYPES) if peers else [DEFAULT_DTYPE]
-    names = [name.strip() for name in text.split(",")] if peers \
+        return list(default) if listed else [DEFAULT_DTYPE]
+    names = [name.strip() for name in text.split(",")] if listed \
         else [text]
     for name in names:
         if name not in DTYPES:
             parser.error(f"--dtype: unknown dtype {name!r} (choose from "
-                         f"{', '.join(DTYPES)}"
-                         f"{'' if peers else '; a list only with --peers'})")
+                         f"{', '.join(DTYPES)}{only})")
     if len(set(names)) < len(names):
         parser.error(f"--dtype: {text!r} names a dtype twice")
     return names
@@ -193,6 +211,35 @@ def _counters(args: argparse.Namespace, methods: list[str] | None) -> int:
     return _report("\n".join(lines), document, args.json)
 
 
+def _axis(args: argparse.Namespace, dtypes: list[str]) -> int:
+    """The ``--axis`` mode: the report, the JSON, the plot."""
+    try:
+        document = run_axes(args.op, dtypes, progress=True, seed=args.seed)
+    except ImportError as e:            # no CuPy
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 1
+    except _FAILURES as e:
+        return _failed(e)
+    status = _report(format_axes(document), document, args.json)
+    wrong = [r for r in document["results"] if r["correct"] is False]
+    if wrong:
+        print(f"{PROG}: {len(wrong)} result(s) WRONG: " + ", ".join(
+            f"{r['method']} ({r['dtype']} {r['op']} {tuple(r['shape'])} "
+            f"axis {r['axis']})" for r in wrong), file=sys.stderr)
+    if args.plot:
+        try:
+            from .plot import plot_axes  # noqa: PLC0415 - needs matplotlib
+            plot_axes(document, path=args.plot)
+        except ImportError as e:
+            print(f"{PROG}: --plot: {e}", file=sys.stderr)  # names the extra
+            return 1
+        except OSError as e:
+            print(f"{PROG}: {e}", file=sys.stderr)
+            return 1
+        print(f"{PROG}: wrote {args.plot}", file=sys.stderr)
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit status.
 
@@ -204,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     dtype_given = args.dtype is not None
-    dtypes = _dtypes(parser, args.dtype, args.peers)
+    dtypes = _dtypes(parser, args.dtype,
+                     COMPARE_DTYPES if args.peers
+                     else AXIS_DTYPES if args.axis else None)
     args.dtype = dtypes[0]
     try:
         check_threads(args.threads)
@@ -217,6 +266,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--methods: empty list")
     sizes = args.sizes if args.sizes is not None else \
         None if args.n is None else [args.n]
+
+    if args.axis:
+        if args.peers or args.host or args.counters or args.methods \
+                or args.no_peers or args.n or args.sizes \
+                or args.threads is not None:
+            parser.error("--axis combines with --op, --dtype, --json, "
+                         "--plot and --seed only")
+        return _axis(args, dtypes)
 
     if args.counters:
         if args.peers or args.host or args.sizes or args.plot \

@@ -17,7 +17,8 @@ from support.bench_data import (PNG_MAGIC, child_env, comparison,  # noqa: F401
                                 counters_document, fake_device, host_document,
                                 needs_matplotlib, no_device, results, sample)
 from cudareduce import _cudareduce
-from cudareduce.bench import cli, counters, host, peers
+from support.axis_data import axis_document, default_outcome
+from cudareduce.bench import axes, cli, counters, host, peers
 from cudareduce.bench.sizes import PAPER_N
 from cudareduce.bench.results import Results
 
@@ -49,7 +50,7 @@ def test_cli_help(tmp_path):
                           cwd=tmp_path, timeout=120)
     assert proc.returncode == 0
     for option in ("--n", "--dtype", "--op", "--threads", "--methods",
-                   "--sizes", "--json", "--plot", "--no-peers"):
+                   "--sizes", "--json", "--plot", "--no-peers", "--axis"):
         assert option in proc.stdout
     # every op and every dtype offered
     choices = "".join(proc.stdout.split())
@@ -373,7 +374,8 @@ def test_host_times_sums_only(capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("argv, mode", [([], "run"), (["--peers"], "compare"),
-                                        (["--host"], "run_host")])
+                                        (["--host"], "run_host"),
+                                        (["--axis"], "run_axes")])
 @pytest.mark.parametrize("error, status, said", [
     (MemoryError("cudaErrorMemoryAllocation"), 1,
      "out of memory: cudaErrorMemoryAllocation"),
@@ -388,6 +390,102 @@ def test_every_mode_fails_the_same_way(argv, mode, error, status, said,
     assert cli.main(argv) == status
     err = capsys.readouterr().err
     assert err == f"{cli.PROG}: {said}\n" and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------
+# --axis
+
+
+class _FakeRunAxes:
+    """run_axes, recorded: returns `document`."""
+
+    def __init__(self, document):
+        self.document, self.calls = document, []
+
+    def __call__(self, op, dtypes, *, progress, seed):
+        self.calls.append((op, dtypes, progress, seed))
+        return self.document
+
+
+def test_axis_prints_the_report_and_writes_the_document(tmp_path, capsys,
+                                                        monkeypatch):
+    document = axis_document()
+    fake = _FakeRunAxes(document)
+    monkeypatch.setattr(cli, "run_axes", fake)
+    path = tmp_path / "axis.json"
+    assert cli.main(["--axis", "--json", str(path)]) == 0
+    assert cli.main(["--axis", "--op", "prod", "--dtype", "float16, int8",
+                     "--seed", "4"]) == 0
+    assert fake.calls == [("sum", ["float32"], True, None),
+                          ("prod", ["float16", "int8"], True, 4)]
+    out, _ = capsys.readouterr()
+    assert out == 2 * (axes.format_axes(document) + "\n")
+    assert json.loads(path.read_text(encoding="utf-8")) == document
+
+
+@needs_matplotlib
+def test_axis_plot_is_written_at_its_path(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "run_axes", _FakeRunAxes(axis_document()))
+    png = tmp_path / "axis.png"
+    assert cli.main(["--axis", "--plot", str(png)]) == 0
+    assert png.read_bytes().startswith(PNG_MAGIC)
+    assert capsys.readouterr().err.endswith(f"wrote {png}\n")
+
+
+def test_axis_says_what_was_wrong_and_exits_0(capsys, monkeypatch):
+    document = axis_document(lambda m, d, s, a: None if m == "fast"
+                             and s[0] == 32 else
+                             default_outcome(m, d, s, a))
+    monkeypatch.setattr(cli, "run_axes", _FakeRunAxes(document))
+    assert cli.main(["--axis"]) == 0
+    assert capsys.readouterr().err == (
+        "cudareduce.bench: 1 result(s) WRONG: fast (float32 argmax "
+        "(32, 131072) axis 1)\n")
+
+
+def test_axis_without_cupy_exits_1(capsys, monkeypatch):
+    def no_cupy(*args, **kwargs):
+        raise ImportError("the --axis mode needs CuPy (its stream, events "
+                          "and copies): planted")
+    monkeypatch.setattr(cli, "run_axes", no_cupy)
+    assert cli.main(["--axis"]) == 1
+    assert capsys.readouterr().err == (
+        "cudareduce.bench: the --axis mode needs CuPy (its stream, events "
+        "and copies): planted\n")
+
+
+@pytest.mark.parametrize("argv", [["--axis", "--peers"],
+                                  ["--axis", "--host"],
+                                  ["--axis", "--counters"],
+                                  ["--axis", "--methods", "fast"],
+                                  ["--axis", "--no-peers"],
+                                  ["--axis", "--n", "2^20"],
+                                  ["--axis", "--sizes", "2^10..2^12"],
+                                  ["--axis", "--threads", "512"]])
+def test_axis_refuses_other_options(argv, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "run_axes", no_device)
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    assert "--axis combines with --op, --dtype, --json, --plot and --seed " \
+        "only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dtype, said", [("float8", "unknown dtype 'float8'"),
+                                         ("int8,int8", "names a dtype twice")])
+def test_axis_refuses_bad_dtypes(dtype, said, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "run_axes", no_device)
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--axis", "--dtype", dtype])
+    assert info.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_dtype_list_needs_peers_or_axis(capsys, monkeypatch):
+    monkeypatch.setattr(_cudareduce, "device_info", no_device)
+    with pytest.raises(SystemExit):
+        cli.main(["--dtype", "int8,int16"])
+    assert "a list only with --peers or --axis" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------
