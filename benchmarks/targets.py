@@ -10,13 +10,15 @@ On the GPU machine, from the repository root::
     python benchmarks/targets.py peers.json
     python -m cudareduce.bench --host --json host.json
     python benchmarks/targets.py host.json
+    python -m cudareduce.bench --axis --json axis.json
+    python benchmarks/targets.py axis.json
 
 prints each target with the figure it is checked on and whether it is met.
 Exit status 0 when every target is met; 1 when one is missed or has no
 figure (not measured, or WRONG: it cannot be said to be met); 2 when the
-file cannot be read or is not a ladder, ``--counters``, ``--peers`` or
-``--host`` document (their shapes: :mod:`cudareduce.bench` and
-:func:`cudareduce.bench.counters.collect`).
+file cannot be read or is not a ladder, ``--counters``, ``--peers``,
+``--host`` or ``--axis`` document (their shapes: :mod:`cudareduce.bench`
+and :func:`cudareduce.bench.counters.collect`).
 
 The targets are the project's, not the library's: the bench reports what it
 measured and the plain ratios; this script holds them to the goals.  GPU
@@ -83,6 +85,23 @@ passed over.
 - ``cudareduce.sum(a)`` >= 4x as fast as ``numpy.sum(a)`` and as
   ``torch.from_numpy(a).cuda().sum().item()``;
 - its GB/s >= 0.70x the pinned host-to-device copy's.
+
+``--axis`` (issue 43: reductions along an axis, GPU times back to back,
+one run; the floor is the document's, per case: empty kernel + bytes read
+/ read rate + bytes written / write rate, timed in the same run):
+
+- ``fast`` at >= 90% of its floor (floor / ``fast`` time >= 0.90x) for
+  (2^24, 4) axis 1, (4, 2^24) axis 1, (2^12, 2^12) axes 1 and 0, (2^24, 4)
+  axis 0 and (4, 2^24) axis 0, and >= 80% for (2^16, 2^10) and (2^10,
+  2^16) axes 1 and 0 and the argmax of (32, 2^17) axis 1
+  (:data:`AXIS_FLOOR_SHARES`), for every dtype of the document (a case it
+  lacks has no figure);
+- float32: on every case ``fast`` >= 1.00x the speed of the fastest peer
+  there (``torch.<fn>(x, dim=)``, ``cupy.<fn>(x, axis=)``, the latter with
+  CUB on too: both count as CuPy's; ``torch.argmax`` and ``cupy.argmax`` on
+  the argmax case), and >= 1.50x each peer (``torch``, ``cupy``,
+  ``cupy[cub]``, whatever its function) on that peer's worst case, where
+  its share of the floor is least (a peer timed nowhere has no figure).
 """
 from __future__ import annotations
 
@@ -93,6 +112,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from cudareduce.bench.axis_schema import (best_peer, case_groups,
+                                          case_label, column_of, is_ours,
+                                          is_axis_document, shape_label,
+                                          validate_axis_document)
 from cudareduce.bench.counters import DOCUMENT_KEYS as COUNTERS_KEYS
 from cudareduce.bench.counters import IDEAS, check_ideas
 from cudareduce.bench.host import NUMPY_CALL, TORCH_CALL, host_ratios
@@ -107,11 +130,13 @@ from cudareduce.bench.names import (DEFAULT_OP, REFERENCE_METHOD, numpy_dtype,
                                     op_of)
 from cudareduce.bench.schema import is_int, validate_document
 
-__all__ = ["CUB_OPS", "FAST_OVER_CUB", "FIRST_STEP", "FLOOR_FROM",
-           "FLOOR_SHARE", "LADDER_SPEEDUP", "OP_OVER_SUM", "SEVENTH_STEP",
-           "Claim", "Target", "counters_targets", "format_targets",
-           "host_targets", "ladder_targets", "main", "op_targets",
-           "peers_targets", "targets"]
+__all__ = ["AXIS_FLOOR_SHARES", "AXIS_OVER_PEERS", "AXIS_OVER_WORST",
+           "AXIS_PEERS", "AXIS_PEER_DTYPE", "CUB_OPS", "FAST_OVER_CUB",
+           "FIRST_STEP", "FLOOR_FROM", "FLOOR_SHARE", "LADDER_SPEEDUP",
+           "OP_OVER_SUM", "SEVENTH_STEP", "Claim", "Target", "axis_targets",
+           "counters_targets", "format_targets", "host_targets",
+           "ladder_targets", "main", "op_targets", "peers_targets",
+           "targets"]
 
 #: The ladder's first and seventh steps, and how many times faster the
 #: seventh must be (cold, at the default size, else the largest n).
@@ -135,6 +160,24 @@ OP_OVER_SUM, _WIDE_ITEMSIZE = 0.95, 4
 #: CUB offers a caller no NaN-skipping reduction to match (our ``cub`` of
 #: them, as of every op, is its Reduce with our operator).
 CUB_OPS = ("prod", "min", "max", "argmin", "argmax")
+
+#: The ``--axis`` cases, (shape, axis), and the share of its floor
+#: ``fast`` must reach on each, back to back (issue 43; the last is its
+#: argmax case).
+AXIS_FLOOR_SHARES = (
+    ((1 << 24, 4), 1, 0.90), ((4, 1 << 24), 1, 0.90),
+    ((1 << 12, 1 << 12), 1, 0.90), ((1 << 12, 1 << 12), 0, 0.90),
+    ((1 << 24, 4), 0, 0.90), ((4, 1 << 24), 0, 0.90),
+    ((1 << 16, 1 << 10), 1, 0.80), ((1 << 16, 1 << 10), 0, 0.80),
+    ((1 << 10, 1 << 16), 1, 0.80), ((1 << 10, 1 << 16), 0, 0.80),
+    ((32, 1 << 17), 1, 0.80))
+#: The dtype the ``--axis`` peer targets are stated on, the peers (by
+#: library: :func:`~cudareduce.bench.axis_schema.column_of`), and how much
+#: faster ``fast`` must be than the fastest of them on every case and than
+#: each on its worst case.
+AXIS_PEER_DTYPE = "float32"
+AXIS_PEERS = ("torch", "cupy", "cupy[cub]")
+AXIS_OVER_PEERS, AXIS_OVER_WORST = 1.0, 1.5
 
 _HOLDS = {">=": operator.ge, "<=": operator.le}
 
@@ -324,10 +367,79 @@ def host_targets(document: Mapping[str, Any]) -> list[Target]:
     return rows
 
 
+def _batch_ratio(slower: Mapping[str, Any] | None,
+                 fast: Mapping[str, Any] | None) -> float | None:
+    """`slower`'s back-to-back time over `fast`'s (how many times faster
+    ``fast`` is); None where either is missing or untimed."""
+    return ratio(None if slower is None else slower["batch_us"],
+                 None if fast is None else fast["batch_us"])
+
+
+def axis_targets(document: Mapping[str, Any]) -> list[Target]:
+    """The targets of an ``--axis`` document, in the order of the module
+    docstring, dtype by dtype."""
+    groups = case_groups(document["results"])
+    dtypes = list(dict.fromkeys(case[0] for case in groups)) \
+        or [AXIS_PEER_DTYPE]
+    rows = []
+    for dtype in dtypes:
+        cases = {case: group for case, group in groups.items()
+                 if case[0] == dtype}
+        for shape, axis, share in AXIS_FLOOR_SHARES:
+            where = f"floor / fast time, back to back, {dtype}"
+            found = [group for (_, _, s, a), group in cases.items()
+                     if (s, a) == (shape, axis)]
+            if not found:
+                rows.append(Target(f"{where} {shape_label(shape, axis)}: "
+                                   f"not measured", None, ">=", share))
+            for group in found:
+                fast = group.get("fast")
+                pct = None if fast is None else fast["pct_floor"]
+                rows.append(Target(
+                    f"{where} {case_label(next(iter(group.values())))}",
+                    None if pct is None else pct / 100, ">=", share))
+        if dtype == AXIS_PEER_DTYPE:
+            rows += _axis_peer_targets(list(cases.values()), dtype)
+    return rows
+
+
+def _axis_peer_targets(groups: list[Mapping[str, Mapping[str, Any]]],
+                       dtype: str) -> list[Target]:
+    """``fast`` against the fastest peer on every case of `groups`, then
+    against each of :data:`AXIS_PEERS` on its worst case."""
+    rows = []
+    for group in groups:
+        best = best_peer(group)
+        label = case_label(next(iter(group.values())))
+        fastest = "none timed" if best is None else best["method"]
+        rows.append(Target(
+            f"fast / fastest peer ({fastest}) speed, back to back, {dtype} "
+            f"{label}", _batch_ratio(best, group.get("fast")), ">=",
+            AXIS_OVER_PEERS))
+    for peer in AXIS_PEERS:
+        timed = [(r, group) for group in groups for method, r in group.items()
+                 if not is_ours(method) and column_of(method) == peer
+                 and r["pct_floor"] is not None]
+        if not timed:
+            rows.append(Target(f"fast / {peer} speed on {peer}'s worst case, "
+                               f"back to back, {dtype}: {peer} not timed",
+                               None, ">=", AXIS_OVER_WORST))
+            continue
+        worst, group = min(timed, key=lambda pair: pair[0]["pct_floor"])
+        rows.append(Target(
+            f"fast / {worst['method']} speed on {peer}'s worst case "
+            f"({worst['pct_floor']:.0f}% of its floor), back to back, "
+            f"{dtype} {case_label(worst)}",
+            _batch_ratio(worst, group.get("fast")), ">=", AXIS_OVER_WORST))
+    return rows
+
+
 def targets(document: Any) -> list[Row]:
-    """The targets of a ``--peers``, ``--host``, ``--counters`` or ladder
-    document, told apart by their keys (a ladder document is checked by
-    :func:`~cudareduce.bench.schema.validate_document`).
+    """The targets of a ``--peers``, ``--host``, ``--counters``,
+    ``--axis`` or ladder document, told apart by their keys (an ``--axis``
+    document by its ``kind``; it is checked by
+    :func:`~cudareduce.bench.axis_schema.validate_axis_document`, a ladder
+    document by :func:`~cudareduce.bench.schema.validate_document`).
 
     Raises
     ------
@@ -336,6 +448,9 @@ def targets(document: Any) -> list[Row]:
         of another op than sum.
     """
     keys = set(document) if isinstance(document, Mapping) else set()
+    if is_axis_document(document):
+        validate_axis_document(document)
+        return axis_targets(document)
     if keys - {"dtypes"} == {"results", "latency_us"}:
         validate_document(document["results"])
         comparison_dtypes(document)     # a malformed "dtypes" raises
@@ -351,8 +466,8 @@ def targets(document: Any) -> list[Row]:
     if "results" in keys:
         validate_document(document)
         return ladder_targets(document)
-    raise ValueError("not a ladder, --counters, --peers or --host document "
-                     "of cudareduce.bench")
+    raise ValueError("not a ladder, --counters, --peers, --host or --axis "
+                     "document of cudareduce.bench")
 
 
 def _cells(row: Row) -> list[str]:
@@ -377,10 +492,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python benchmarks/targets.py",
         description="Check the project's targets on a document written by "
                     "python -m cudareduce.bench --json (or --counters, "
-                    "--peers or --host with --json).")
+                    "--peers, --host or --axis with --json).")
     parser.add_argument("document", metavar="JSON",
-                        help="the ladder, --counters, --peers or --host "
-                             "document")
+                        help="the ladder, --counters, --peers, --host or "
+                             "--axis document")
     args = parser.parse_args(argv)
     try:
         with open(args.document, encoding="utf-8") as f:
