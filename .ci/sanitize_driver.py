@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import sys
 import time
 import warnings
@@ -237,13 +238,15 @@ def check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
 #: lanes a row), columns, chunks of more than CR_ROW_CHUNK, reduced axes
 #: gathered first (0 and 2), rows of no element.
 AXES = [((33, 257), 1), ((257, 33), 0), ((3, 8193), 1), ((8193, 3), 0),
-        ((4, 33, 31), (0, 2)), ((5, 0), 1)]
+        ((4, 33, 31), (0, 2)), ((5, 0), 1), ((2000, 4), 1), ((4, 2000), 0),
+        ((2, 5 * 1024 + 1), 1)]
 
 
 def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
     """Every operator along the axes of AXES, device input (an exact
-    allocation) and NumPy's, fast into a device result, against NumPy
-    (integer-valued float32 and int32 data: exact answers)."""
+    allocation) and NumPy's, by each method that reduces along axes (fast,
+    cub) into a device result, against NumPy (integer-valued float32 and
+    int32 data: exact answers)."""
     calls = 0
     for shape, axis in AXES:
         for dtype in (np.float32, np.int32):
@@ -258,19 +261,21 @@ def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
                     want = getattr(np, op)(host, axis=axis)
-                for data in (cupy.asarray(host),
-                             cupy.asarray(np.ascontiguousarray(host.T)).T):
+                for data, method in itertools.product(
+                        (cupy.asarray(host),
+                         cupy.asarray(np.ascontiguousarray(host.T)).T),
+                        ("fast", "cub")):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", RuntimeWarning)
                         got = cupy.asnumpy(getattr(cudareduce, op)(
-                            data, axis=axis))
+                            data, axis=axis, method=method))
                     calls += 1
                     if not (got.dtype == want.dtype
                             and np.allclose(got, want, rtol=1e-6,
                                             equal_nan=True)):
-                        wrong.append(f"{op} {dtype.__name__} {shape} "
-                                     f"axis={axis}: got {got!r}, NumPy "
-                                     f"{want!r}")
+                        wrong.append(f"{op} {method} {dtype.__name__} "
+                                     f"{shape} axis={axis}: got {got!r}, "
+                                     f"NumPy {want!r}")
     return calls
 
 

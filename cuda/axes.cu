@@ -1,8 +1,9 @@
 /* axes.cu: a reduction along axes (cr_request's rows): its input on the
  * device (host data copied there whole, a cast pass where the route asks
- * for one), the passes of its plan (rows_plan.c; the kernels are
- * kernels/rows.cuh's), and its results, finished into out (store.cu) on
- * the device or copied to the host. */
+ * for one, or cub for contiguous rows), the passes of its plan
+ * (rows_plan.c; the kernels are kernels/rows.cuh's) or CUB's segmented
+ * reduce, and its results, finished into out (store.cu) on the device or
+ * copied to the host. */
 #include <cstring>
 
 #include "axes.cuh"
@@ -56,6 +57,25 @@ rows_layout(const cr_rows *rows, cr_layout *layout, cr_error *error)
         layout->ndim++;
     }
     return CR_OK;
+}
+
+/* Whether the rows are contiguous in row order, row r's elements from
+ * element r * length on, as CUB's segmented reduce reads them. */
+static int
+rows_dense(const cr_rows *rows, size_t item_size)
+{
+    int64_t strides[CR_MAX_DIMS];
+    if (rows->length > 1 && rows->stride != (int64_t)item_size) {
+        return 0;
+    }
+    cr_rows_contiguous_strides(rows->kept_ndim, rows->kept_shape,
+                               rows->length * (int64_t)item_size, strides);
+    for (int d = 0; d < rows->kept_ndim; d++) {
+        if (rows->kept_shape[d] > 1 && rows->kept_strides[d] != strides[d]) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Where pass p of `plan` reads (`in_strides`, rows of the input or of the
@@ -139,6 +159,32 @@ done:
     return status;
 }
 
+/* CUB's segmented reduce of the dense rows at `in` into `results`, an
+ * accumulator a row, its temporary storage taken and given back on
+ * `stream`. */
+static cr_status
+rows_by_cub(const cr_route *route, const unsigned char *in,
+            const cr_rows *rows, unsigned char *results,
+            cudaStream_t stream, int capturing, cr_error *error)
+{
+    size_t temp_bytes = 0;
+    unsigned char *temp = NULL;
+    cr_status status = cr_rows_run_cub(route->entry, in, rows->rows,
+                                       rows->length, NULL, &temp_bytes,
+                                       results, stream, error);
+    if (status == CR_OK) {
+        /* a byte at least: CUB may ask for none */
+        status = take_buffer(&temp, temp_bytes > 0 ? (int64_t)temp_bytes : 1,
+                             1, stream, capturing, error);
+    }
+    if (status == CR_OK) {
+        status = cr_rows_run_cub(route->entry, in, rows->rows, rows->length,
+                                 temp, &temp_bytes, results, stream, error);
+    }
+    free_buffer(temp, stream);
+    return status;
+}
+
 cr_status
 cr_reduce_rows(const cr_request *request, const cr_route *route,
                cudaStream_t stream, int capturing, cr_error *error)
@@ -150,9 +196,11 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
     const int64_t acc = (int64_t)cr_result_size(request->acc, request->op);
     const int64_t result = (int64_t)cr_type_size(request->result);
     const int copy = cr_store_is_copy(request);
+    const int by_cub = request->method == CR_METHOD_CUB;
     /* The last pass writes the device out itself where nothing is left
-     * to finish; else contiguous accumulators, finished from there. */
-    const int direct = copy && !request->out_on_host;
+     * to finish; else (and by cub) contiguous accumulators, finished from
+     * there. */
+    const int direct = copy && !request->out_on_host && !by_cub;
     const unsigned char *in = static_cast<const unsigned char *>(
         request->data);
     unsigned char *copied = NULL, *cast = NULL, *finished = NULL;
@@ -163,7 +211,7 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
     cr_layout layout;
     cr_rows_geometry geometry;
     int64_t contiguous[CR_MAX_DIMS];
-    cr_rows_plan plan;
+    cr_rows_plan plan = {};
 
     if (rows->length == 0) {
         return store_empty_rows(request, route, stream, capturing, error);
@@ -180,7 +228,8 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
                                  cudaMemcpyHostToDevice, stream));
         in = copied - low;
     }
-    if (route->staged != request->type || request->layout != NULL) {
+    if (route->staged != request->type || request->layout != NULL
+        || (by_cub && !rows_dense(rows, item))) {
         /* Contiguous rows: the elements in the given layout's order (the
          * kept dimensions first), or else in the rows' own. */
         status = request->layout != NULL
@@ -205,7 +254,10 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
                                    rows->length * (int64_t)staged,
                                    source.kept_strides);
     }
-    cr_rows_plan_passes(&source, staged, &plan);
+    /* By cub, no plan: no partials, no passes. */
+    if (!by_cub) {
+        cr_rows_plan_passes(&source, staged, &plan);
+    }
     /* Pass p writes partials[p % 2], pass p + 2's no more than p's. */
     for (int p = 0; p + 1 < plan.count && p < 2 && status == CR_OK; p++) {
         status = take_buffer(&partials[p], rows->rows * plan.pass[p].chunks,
@@ -218,6 +270,10 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
     if (status == CR_OK && request->out_on_host && !copy) {
         status = take_buffer(&finished, rows->rows, result, stream,
                              capturing, error);
+    }
+    if (status == CR_OK && by_cub) {
+        status = rows_by_cub(route, in, rows, results, stream, capturing,
+                             error);
     }
     if (status != CR_OK) {
         goto done;

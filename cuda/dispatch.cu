@@ -23,6 +23,7 @@ struct cr_dispatch_entry {
     cr_cub_fn run_cub;
     cr_fold_fn run_fold;
     cr_rows_fn run_rows;
+    cr_cub_rows_fn run_cub_rows;
     cr_identity_fn write_identity;
 };
 
@@ -31,7 +32,7 @@ struct cr_dispatch_entry {
      sizeof(Acc), run_passes<T, Acc, Op, CR_##INSTANCES>,                 \
      run_fast<T, Acc, Op, CR_##INSTANCES>, run_cub<T, Acc, Op>,           \
      run_fold<T, Acc, Op>, run_rows<T, Acc, Op>,                         \
-     write_identity<Acc, Op>},
+     run_cub_rows<T, Acc, Op>, write_identity<Acc, Op>},
 #define CR_SHARED_INSTANCE CR_INSTANCE
 
 static const cr_dispatch_entry dispatch_table[] = {
@@ -164,14 +165,15 @@ done:
     return status;
 }
 
-/* A reduction along axes: by fast, into an out, its rows a description
- * of its n elements (cr_rows_check). */
+/* A reduction along axes: by fast or cub, into an out, its rows a
+ * description of its n elements (cr_rows_check). */
 static cr_status
 validate_rows(const cr_request *request, cr_error *error)
 {
-    if (request->method != CR_METHOD_FAST) {
+    if (request->method != CR_METHOD_FAST
+        && request->method != CR_METHOD_CUB) {
         return cr_fail(error, CR_ERR_INVALID, "method '%s' does not reduce "
-                       "along an axis yet; 'fast' does",
+                       "along an axis yet; 'fast' and 'cub' do",
                        cr_method_name(request->method));
     }
     if (request->out == NULL
@@ -464,6 +466,16 @@ cr_rows_run_pass(const cr_dispatch_entry *entry, const cr_rows_plan *plan,
 {
     return entry->run_rows(plan, p, in, geometry, rows, stride, out,
                            chunk_bytes, stream, error);
+}
+
+cr_status
+cr_rows_run_cub(const cr_dispatch_entry *entry, const void *in,
+                int64_t rows, int64_t length, void *temp,
+                size_t *temp_bytes, void *results, cudaStream_t stream,
+                cr_error *error)
+{
+    return entry->run_cub_rows(in, rows, length, temp, temp_bytes, results,
+                               stream, error);
 }
 
 cr_status

@@ -110,6 +110,14 @@ cr_status cr_rows_run_pass(const cr_dispatch_entry *entry,
                            int64_t stride, void *out, int64_t chunk_bytes,
                            cudaStream_t stream, cr_error *error);
 
+/* Queues CUB's segmented reduce of `rows` contiguous rows of `length`
+ * elements by row `entry` into results[r] (runners.cuh's run_cub_rows);
+ * temp == NULL: sets *temp_bytes only. */
+cr_status cr_rows_run_cub(const cr_dispatch_entry *entry, const void *in,
+                          int64_t rows, int64_t length, void *temp,
+                          size_t *temp_bytes, void *results,
+                          cudaStream_t stream, cr_error *error);
+
 /* Frees what cr_reducer_open took; `healthy`: no error left the fast
  * method's workspace in doubt. */
 void cr_reducer_close(cr_reducer *r, cudaStream_t stream, int healthy);

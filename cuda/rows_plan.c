@@ -120,30 +120,60 @@ use_columns(const cr_rows *rows, size_t item_size)
     return 0;
 }
 
+/* The kernel of pass 0 (`first`) or a later one, over rows of `length`:
+ * a short row's a thread, whatever its layout; later passes read
+ * contiguous partials, a row's adjacent. */
+static cr_rows_kernel
+kernel_for(const cr_rows *rows, size_t item_size, int64_t length,
+           int first)
+{
+    if (length <= CR_SHORT_ROW) {
+        return CR_ROWS_KERNEL_SHORT;
+    }
+    return first && use_columns(rows, item_size) ? CR_ROWS_KERNEL_COLUMNS
+                                                 : CR_ROWS_KERNEL_ROWS;
+}
+
 static int64_t
 ceil_div(int64_t a, int64_t b)
 {
     return a / b + (a % b != 0);
 }
 
-/* The launch of a pass over `rows` rows: the column kernel's (pass 0
- * where `columns`), with 32 adjacent rows a block or more, at least
- * CR_ROWS_THREADS threads and at most 1,024; else the row kernel's. */
+/* The launch of a pass over `rows` rows by its kernel: the column
+ * kernel's blocks as many adjacent rows as there are up to 32 (or more
+ * for a small group, to CR_ROWS_THREADS threads) by `group` lanes; the
+ * others' CR_ROWS_THREADS threads, as many blocks as give each chunk its
+ * group, or each thread of the short-row kernel 8 rows (the most it
+ * loads at once). */
 static void
-plan_launch(cr_rows_pass *pass, int64_t rows, int columns)
+plan_launch(cr_rows_pass *pass, int64_t rows)
 {
     int64_t blocks;
-    if (columns) {
-        pass->threads_x = 32 * pass->group >= CR_ROWS_THREADS
-            ? 32 : CR_ROWS_THREADS / pass->group;
+    switch (pass->kernel) {
+    case CR_ROWS_KERNEL_COLUMNS: {
+        int width = 1;
+        const int widest = 32 * pass->group >= CR_ROWS_THREADS
+                           ? 32 : CR_ROWS_THREADS / pass->group;
+        while (width < widest && width < rows) {
+            width *= 2;
+        }
+        pass->threads_x = width;
         pass->threads_y = pass->group;
-        blocks = ceil_div(rows, pass->threads_x) * pass->chunks;
+        blocks = ceil_div(rows, width) * pass->chunks;
+        break;
     }
-    else {
+    case CR_ROWS_KERNEL_SHORT:
+        pass->threads_x = CR_ROWS_THREADS;
+        pass->threads_y = 1;
+        blocks = ceil_div(rows, 8 * CR_ROWS_THREADS);
+        break;
+    default:
         pass->threads_x = CR_ROWS_THREADS;
         pass->threads_y = 1;
         blocks = ceil_div(rows * pass->chunks,
                           CR_ROWS_THREADS / 32 * (32 / pass->group));
+        break;
     }
     pass->blocks = blocks < CR_ROWS_MAX_BLOCKS ? blocks
                                                : CR_ROWS_MAX_BLOCKS;
@@ -155,15 +185,15 @@ cr_rows_plan_passes(const cr_rows *rows, size_t item_size,
 {
     int64_t length = rows->length;
     memset(plan, 0, sizeof(*plan));
-    plan->columns = use_columns(rows, item_size);
-    /* 2^62 elements are at most 5 passes of 2^13: the bound is never
+    /* 2^62 elements are at most 7 passes of 2^10: the bound is never
      * reached, and keeps the array access provably safe. */
     while (plan->count < CR_ROWS_MAX_PASSES) {
         cr_rows_pass *pass = &plan->pass[plan->count];
+        pass->kernel = kernel_for(rows, item_size, length, plan->count == 0);
         pass->length = length;
         pass->chunks = ceil_div(length, CR_ROW_CHUNK);
         pass->group = group_for(length);
-        plan_launch(pass, rows->rows, plan->columns && plan->count == 0);
+        plan_launch(pass, rows->rows);
         plan->count++;
         if (pass->chunks == 1) {
             break;
@@ -175,6 +205,11 @@ cr_rows_plan_passes(const cr_rows *rows, size_t item_size,
 const char *
 cr_rows_kernel_name(const cr_rows *rows, size_t item_size)
 {
+    static const char *const names[] = {
+        [CR_ROWS_KERNEL_ROWS] = "rows",
+        [CR_ROWS_KERNEL_COLUMNS] = "columns",
+        [CR_ROWS_KERNEL_SHORT] = "short rows",
+    };
     cr_error ignored;
     if (rows == NULL || rows->rows < 1 || rows->length < 1
         || rows->length > CR_MAX_ELEMENTS / rows->rows
@@ -182,7 +217,7 @@ cr_rows_kernel_name(const cr_rows *rows, size_t item_size)
                          item_size, 1, &ignored) != CR_OK) {
         return NULL;
     }
-    return use_columns(rows, item_size) ? "columns" : "rows";
+    return names[kernel_for(rows, item_size, rows->length, 1)];
 }
 
 void

@@ -6,14 +6,16 @@
 #define CUDAREDUCE_ROWS_PLAN_H
 
 #include "cudareduce.h"
+#include "tuning.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Each pass divides a row's length by CR_ROW_CHUNK (2^13) or ends it, so
- * that 2^62 elements take at most 5 passes. */
-#define CR_ROWS_MAX_PASSES 6
+/* Each pass divides a row's length by CR_ROW_CHUNK (2^10) or ends it, so
+ * that 2^62 elements take at most 7 passes. */
+#define CR_ROWS_MAX_PASSES 7
+typedef char cr_rows_passes_suffice[CR_ROW_CHUNK >= 1024 ? 1 : -1];
 
 /* Where row r of a pass reads and writes: in C order over shape, its
  * index idx_d(r) in each dimension, its first element at in +
@@ -26,16 +28,28 @@ typedef struct {
     int64_t out_strides[CR_MAX_DIMS];
 } cr_rows_geometry;
 
+/* The kernel of a pass (kernels/rows.cuh). */
+typedef enum {
+    CR_ROWS_KERNEL_ROWS,        /* reduce_rows: lanes a chunk */
+    CR_ROWS_KERNEL_COLUMNS,     /* reduce_columns: adjacent rows side by
+                                 * side, lanes a chunk */
+    CR_ROWS_KERNEL_SHORT        /* reduce_short_rows: a thread a row of at
+                                 * most CR_SHORT_ROW */
+} cr_rows_kernel;
+
 /* One pass: each row's `length` elements (pass 0) or partials (later
  * passes) are cut into `chunks` chunks of CR_ROW_CHUNK, the last shorter,
- * and each chunk is reduced by `group` lanes (32, or for a row of 16
- * elements or fewer the power of two at or above its length); the pass
- * writes a partial a chunk, the result where chunks is 1 (the last
- * pass).  Its launch: `blocks` blocks of threads_x by threads_y threads
- * (the row kernel: CR_ROWS_THREADS by 1, 32 / group chunks a warp; the
- * column kernel: adjacent rows by `group` lanes), a grid-stride loop
- * taking what CR_ROWS_MAX_BLOCKS blocks leave. */
+ * and each chunk is reduced by `group` lanes of the order (32, or for a
+ * row of 16 elements or fewer the power of two at or above its length);
+ * the pass writes a partial a chunk, the result where chunks is 1 (the
+ * last pass).  Its launch: `blocks` blocks of threads_x by threads_y
+ * threads (the row kernel: CR_ROWS_THREADS by 1, 32 / group chunks a
+ * warp; the column kernel: adjacent rows, as many as there are up to
+ * 32, by `group` lanes; the short-row kernel: CR_ROWS_THREADS by 1, a
+ * row a thread), a grid-stride loop taking what CR_ROWS_MAX_BLOCKS
+ * blocks leave. */
 typedef struct {
+    cr_rows_kernel kernel;
     int64_t length;
     int64_t chunks;
     int group;
@@ -45,7 +59,6 @@ typedef struct {
 } cr_rows_pass;
 
 typedef struct {
-    int columns;                /* pass 0 by the column kernel */
     int count;
     cr_rows_pass pass[CR_ROWS_MAX_PASSES];
 } cr_rows_plan;
@@ -59,8 +72,7 @@ cr_status cr_rows_check(const cr_rows *rows, int64_t n, size_t item_size,
                         size_t result_size, int out_on_host,
                         cr_error *error);
 
-/* The plan of a checked `rows`: its first pass's kernel and every
- * pass. */
+/* The plan of a checked `rows`: every pass and its kernel. */
 void cr_rows_plan_passes(const cr_rows *rows, size_t item_size,
                          cr_rows_plan *plan);
 

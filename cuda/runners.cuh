@@ -109,6 +109,23 @@ cr_status run_rows(const cr_rows_plan *plan, int p, const void *in,
                    int64_t stride, void *out, int64_t chunk_bytes,
                    cudaStream_t stream, cr_error *error);
 
+/* cub::DeviceSegmentedReduce::Reduce of `rows` contiguous rows of
+ * `length` >= 1 elements at `in` (row r from element r * length on),
+ * each into results[r] (an Acc), with the same operator and accumulator;
+ * with temp == NULL it only sets *temp_bytes, as CUB does.  The
+ * elements are read through an iterator, never by CUB's vectorized
+ * loads, which it takes where a row's first element is aligned: a row's
+ * order then depends on its length alone. */
+typedef cr_status (*cr_cub_rows_fn)(const void *in, int64_t rows,
+                                    int64_t length, void *temp,
+                                    size_t *temp_bytes, void *results,
+                                    cudaStream_t stream, cr_error *error);
+
+template <class T, class Acc, class Op>
+cr_status run_cub_rows(const void *in, int64_t rows, int64_t length,
+                       void *temp, size_t *temp_bytes, void *results,
+                       cudaStream_t stream, cr_error *error);
+
 /* Writes Op's identity, as an Acc, to `out`: an empty reduction's value. */
 typedef void (*cr_identity_fn)(void *out);
 

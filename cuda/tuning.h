@@ -69,8 +69,11 @@ typedef char cr_counted_result_fits
  * CR_ROW_CHUNK elements is reduced chunk by chunk, and its chunks'
  * partials by the same procedure, pass after pass.  The chunk is part of
  * the one order every kernel keeps, so a result's bits depend on it:
- * changing it changes results.  It must give a full warp of lanes. */
-#define CR_ROW_CHUNK 8192
+ * changing it changes results.  It must give a full warp of lanes.  A
+ * chunk's 32 lanes are its parallelism: 1,024 (32 elements a lane) keeps
+ * few long rows on every SM, where 8,192 left an argmax over (32, 2^17)
+ * 16,384 threads. */
+#define CR_ROW_CHUNK 1024
 typedef char cr_row_chunk_fills_a_warp[CR_ROW_CHUNK >= 32 ? 1 : -1];
 
 /* The row kernel's threads per block (warps, each a row or a few short
@@ -78,10 +81,20 @@ typedef char cr_row_chunk_fills_a_warp[CR_ROW_CHUNK >= 32 ? 1 : -1];
  * the lanes each takes). */
 #define CR_ROWS_THREADS 256
 
-/* Loads in flight a lane, for elements of 4 bytes or more (narrower
- * ones into a narrow accumulator: as many more as make 16 bytes; wide
- * ones beside a wide accumulator: half as many; kernels/rows.cuh). */
-#define CR_ROWS_UNROLL 4
+/* Loads in flight a lane of the row and column kernels (kernels/
+ * rows.cuh): a lane's elements are 32 apart, so that its loads cannot be
+ * widened, and a chunk's 32 lanes are all of its parallelism.  16 spilled
+ * (ptxas, sm_90: float min and max; the column kernel's narrow types
+ * under its 1,024-thread bound). */
+#define CR_ROWS_UNROLL 8
+
+/* Rows of at most this many elements are read a thread a row
+ * (reduce_short_rows), each element of the order's lanes in a register;
+ * longer ones by lanes.  A power of two, at most 32. */
+#define CR_SHORT_ROW 8
+typedef char cr_short_row_is_a_group[
+    CR_SHORT_ROW >= 1 && CR_SHORT_ROW <= 32
+    && (CR_SHORT_ROW & (CR_SHORT_ROW - 1)) == 0 ? 1 : -1];
 
 /* The most blocks a row or column kernel is launched with: a
  * grid-stride loop covers more rows, and keeps gridDim.x in range. */

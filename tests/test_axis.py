@@ -46,6 +46,7 @@ from support.axis_cases import (DTYPE_NAMES, EDGE_LENGTHS, INDEX_OPS,
                                 dtype_of, error_class, expect, laid_out,
                                 layout, mismatch)
 from support.outcomes import captured
+from support.row_order import ROW_CHUNK, ordered_sums
 
 VALUE_OPS = tuple(op for op in OPS if op not in INDEX_OPS)
 
@@ -531,3 +532,25 @@ def test_the_bound_grows_with_the_length_and_is_not_vacuous():
         eps = float(np.finfo(np.float32).eps)
         assert relative[length] <= (length + 3) * length * eps, relative
     assert relative[33] < relative[257] < 0.01 < relative[8193], relative
+
+
+# --- the order's model (support.row_order), checked against itself ----------
+
+@pytest.mark.parametrize("length", [1, 2, 3, 7, 8, 9, 31, 32, 33, 1000,
+                                    ROW_CHUNK, ROW_CHUNK + 1,
+                                    5 * ROW_CHUNK + 3, 9 * ROW_CHUNK + 1])
+def test_the_orders_model_sums_every_element_once(rng, length):
+    """Integers small enough to be exact in float32: every order gives
+    the exact sum, so the model can lose or double no element."""
+    rows = rng.integers(-100, 100, (3, length)).astype(np.float32)
+    np.testing.assert_array_equal(ordered_sums(rows, np.float32),
+                                  rows.astype(np.int64).sum(axis=1))
+
+
+def test_the_orders_model_is_the_documented_tree():
+    """Three elements: lanes 0 and 2 first, then lane 1 ((a + c) + b);
+    a left fold ((a + b) + c) would lose the 1."""
+    big = np.float32(1e8)
+    rows = np.array([[big, 1, -big]], np.float32)
+    assert ordered_sums(rows, np.float32)[0] == 1
+    assert (rows[0, 0] + rows[0, 1]) + rows[0, 2] == 0

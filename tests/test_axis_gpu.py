@@ -22,7 +22,8 @@ exact and what is bounded); test_axis.py checks them without a GPU.
   alone: rows (and columns) of a small array against the same ones in a
   larger array (more before and after them; more than 65,535), a view of
   them and a host copy, a call against itself, and a C-ordered array's
-  rows against the same rows of a Fortran-ordered one.
+  rows against the same rows of a Fortran-ordered one; and each kernel's
+  sums against the documented order's (``support.row_order``), bitwise.
 - out=: NumPy, CuPy and PyTorch outs (contiguous, strided, DLPack) filled
   and returned with the bits of the call without out; NumPy's casting
   rule for another dtype; the wrong shape refused.
@@ -54,6 +55,7 @@ from support.axis_cases import (AXIS_METHODS, INDEX_OPS, OPS, case_values,
                                 mismatch, normalized_axes, runtime_warnings,
                                 same_bits, same_values, single_case)
 from support.dlpack_capsules import DLPackOnly
+from support.row_order import ROW_CHUNK, ordered_sums
 from support.outcomes import captured
 from test_arg_operators_gpu import prepared
 from test_inputs_gpu import jax, jax_with_gpu, numba_cuda  # noqa: F401
@@ -196,10 +198,7 @@ def check_case(request, case, host: np.ndarray, note: str = "", *,
 
 @pytest.mark.parametrize("case", CATALOGUE, ids=[c.id for c in CATALOGUE])
 def test_catalogue(request, rng, seed_note, case):
-    # cub does not reduce along axes yet: like a ladder step, it may
-    # refuse with a ValueError naming 'fast'.
-    check_case(request, case, case_values(rng, case), seed_note,
-               may_refuse=case.method == "cub")
+    check_case(request, case, case_values(rng, case), seed_note)
 
 
 # --- the ladder's steps ------------------------------------------------------
@@ -228,7 +227,7 @@ def test_ladder_steps_reduce_along_axes_or_name_fast(request, rng,
 
 # --- batch invariance and determinism ----------------------------------------
 
-# Short, medium and long rows (more than 8192: several chunks); rows
+# Short, medium and long rows (more than ROW_CHUNK: several chunks); rows
 # enough to fill about 2.5 million elements (more than 65,535 rows of the
 # short ones).
 BATCH_LENGTHS = (7, 33, 1000, 4097, 3 * 8192 + 5, 50_001)
@@ -308,6 +307,34 @@ def test_rows_read_in_either_order_give_the_same_bits(cupy, session_seed,
             got = to_host(reduce(data, method, axis=axis))
             assert same_bits(got, want), (
                 f"{op} {what}: {got[:4]} for {want[:4]} {seed_note}")
+
+
+ORDER_LENGTHS = (1, 2, 3, 5, 8, 9, 16, 17, 31, 32, 33, 100, 1000,
+                 ROW_CHUNK + 1, 5 * ROW_CHUNK + 3, 9 * ROW_CHUNK + 1)
+
+
+@pytest.mark.parametrize("dtype, accumulator", [("float32", np.float32),
+                                                ("float16", np.float32),
+                                                ("float64", np.float64)])
+@pytest.mark.parametrize("length", ORDER_LENGTHS)
+def test_a_rows_sum_is_the_documented_order(cupy, rng, seed_note, length,
+                                            dtype, accumulator):
+    """The bits of each kernel's sums (rows, columns, short rows; their
+    later passes over chunk partials) are the order's, as
+    support.row_order models it in the accumulator's dtype."""
+    count = 40 if length < 10_000 else 3
+    scale = min(8.0, 32768.0 / length) if dtype == "float16" else 1000.0
+    host = ((rng.standard_normal((count, length)) + 0.25)
+            * scale).astype(dtype)
+    want = ordered_sums(host, accumulator).astype(dtype)
+    x = cupy.asarray(host)
+    for what, data, axis in (("rows", x, 1),
+                             ("columns", cupy.ascontiguousarray(x.T), 0),
+                             ("Fortran-ordered rows",
+                              cupy.asfortranarray(x), 1)):
+        got = to_host(cudareduce.sum(data, axis=axis))
+        assert same_bits(got, want), (
+            f"{what}: {got[:4]} for {want[:4]} {seed_note}")
 
 
 # --- out= --------------------------------------------------------------------

@@ -414,13 +414,14 @@ cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
 
 /* The kernel that reads the elements of `rows` of item_size bytes in its
- * first pass: "rows" (a warp, or a group of lanes, a row: the elements of
- * a row are adjacent or the rows are not) or "columns" (adjacent rows'
- * elements read side by side: the rows' innermost kept dimension is
- * contiguous and their elements are not, as reducing the leading axis of
- * a C-contiguous array).  After a cast pass (cr_request_check's route),
- * whose rows are contiguous, the row kernel reads them.  NULL for an
- * invalid `rows`.  Plain C: no CUDA call. */
+ * first pass: "short rows" (a thread a row of at most CR_SHORT_ROW
+ * elements, tuning.h, in any layout), else "rows" (a warp, or a group of
+ * lanes, a row: the elements of a row are adjacent or the rows are not)
+ * or "columns" (adjacent rows' elements read side by side: the rows'
+ * innermost kept dimension is contiguous and their elements are not, as
+ * reducing the leading axis of a C-contiguous array).  After a cast pass
+ * (cr_request_check's route), whose rows are contiguous, "columns"
+ * becomes "rows".  NULL for an invalid `rows`.  Plain C: no CUDA call. */
 const char *cr_rows_kernel_name(const cr_rows *rows, size_t item_size);
 
 /* The device cr_reduce would run `request` on: its device data's, else

@@ -8,6 +8,7 @@
 #define CUDAREDUCE_RUNNERS_IMPL_CUH
 
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -243,6 +244,50 @@ done:
     return status;
 }
 
+/* Element i of contiguous rows of `length` as the accumulator, an
+ * index operator's index its place in its row. */
+template <class T, class Acc>
+struct element_in_row {
+    const T *in;
+    int64_t length;
+    __device__ Acc operator()(int64_t i) const
+    {
+        return to_accumulator<Acc>(in[i], i % length);
+    }
+};
+
+/* Where row r of contiguous rows of `length` begins. */
+struct row_begin {
+    int64_t length;
+    __device__ int64_t operator()(int64_t r) const
+    {
+        return r * length;
+    }
+};
+
+template <class T, class Acc, class Op>
+cr_status
+run_cub_rows(const void *in, int64_t rows, int64_t length, void *temp,
+             size_t *temp_bytes, void *results, cudaStream_t stream,
+             cr_error *error)
+{
+    cr_status status = CR_OK;
+    const auto begins = thrust::make_transform_iterator(
+        thrust::counting_iterator<int64_t>(0), row_begin{length});
+    CR_CHECK(cub::DeviceSegmentedReduce::Reduce(
+        temp, *temp_bytes,
+        thrust::make_transform_iterator(
+            thrust::counting_iterator<int64_t>(0),
+            element_in_row<T, Acc>{static_cast<const T *>(in), length}),
+        static_cast<Acc *>(results), rows, begins, begins + 1, Op(),
+        Op::identity(), stream));
+    if (temp != NULL) {
+        CR_CHECK(cudaGetLastError());
+    }
+done:
+    return status;
+}
+
 template <class Acc, class Op>
 __global__ void __launch_bounds__(CR_FOLD_THREADS)
 fold_partials(const Acc *partials, int64_t count, int64_t chunk,
@@ -292,6 +337,29 @@ done:
     return status;
 }
 
+/* The short-row kernel's launch of `pass`: its instance for rows of at
+ * most half CR_SHORT_ROW where they are that short.  The caller checks
+ * the launch. */
+template <class T, class Acc, class Op>
+static void
+launch_short_rows(const cr_rows_pass *pass, const unsigned char *in,
+                  const cr_rows_geometry *geometry, int64_t rows,
+                  int64_t stride, unsigned char *out, cudaStream_t stream)
+{
+    if (pass->length <= CR_SHORT_ROW / 2) {
+        reduce_short_rows<T, Acc, Op, CR_SHORT_ROW / 2>
+            <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
+                in, *geometry, rows, (int)pass->length, stride, out);
+    }
+    else {
+        reduce_short_rows<T, Acc, Op, CR_SHORT_ROW>
+            <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
+                in, *geometry, rows, (int)pass->length, stride, out);
+    }
+}
+
+/* Pass p of `plan` by its kernel: pass 0 reads elements of T, later
+ * passes the partials (Acc) before them. */
 template <class T, class Acc, class Op>
 cr_status
 run_rows(const cr_rows_plan *plan, int p, const void *in,
@@ -303,20 +371,32 @@ run_rows(const cr_rows_plan *plan, int p, const void *in,
     const cr_rows_pass *pass = &plan->pass[p];
     const unsigned char *bytes = static_cast<const unsigned char *>(in);
     unsigned char *results = static_cast<unsigned char *>(out);
-    if (p > 0) {
-        return launch_rows<Acc, Acc, Op>(pass, bytes, geometry, rows,
-                                         stride, results, chunk_bytes,
-                                         stream, error);
+    switch (pass->kernel) {
+    case CR_ROWS_KERNEL_SHORT:
+        if (p > 0) {
+            launch_short_rows<Acc, Acc, Op>(pass, bytes, geometry, rows,
+                                            stride, results, stream);
+        }
+        else {
+            launch_short_rows<T, Acc, Op>(pass, bytes, geometry, rows,
+                                          stride, results, stream);
+        }
+        break;
+    case CR_ROWS_KERNEL_COLUMNS:
+        reduce_columns<T, Acc, Op>
+            <<<(unsigned int)pass->blocks,
+               dim3(pass->threads_x, pass->threads_y), 0, stream>>>(
+                bytes, *geometry, rows, pass->length, stride, pass->chunks,
+                results, chunk_bytes);
+        break;
+    default:
+        return p > 0 ? launch_rows<Acc, Acc, Op>(pass, bytes, geometry, rows,
+                                                 stride, results,
+                                                 chunk_bytes, stream, error)
+                     : launch_rows<T, Acc, Op>(pass, bytes, geometry, rows,
+                                               stride, results, chunk_bytes,
+                                               stream, error);
     }
-    if (!plan->columns) {
-        return launch_rows<T, Acc, Op>(pass, bytes, geometry, rows, stride,
-                                       results, chunk_bytes, stream, error);
-    }
-    reduce_columns<T, Acc, Op>
-        <<<(unsigned int)pass->blocks,
-           dim3(pass->threads_x, pass->threads_y), 0, stream>>>(
-            bytes, *geometry, rows, pass->length, stride, pass->chunks,
-            results, chunk_bytes);
     CR_CHECK(cudaGetLastError());
 done:
     return status;
@@ -339,7 +419,10 @@ done:
         const void *, int64_t, int64_t, void *, cudaStream_t, cr_error *); \
     template cr_status run_rows<T, Acc, Op>(                              \
         const cr_rows_plan *, int, const void *, const cr_rows_geometry *, \
-        int64_t, int64_t, void *, int64_t, cudaStream_t, cr_error *);
+        int64_t, int64_t, void *, int64_t, cudaStream_t, cr_error *);     \
+    template cr_status run_cub_rows<T, Acc, Op>(                          \
+        const void *, int64_t, int64_t, void *, size_t *, void *,          \
+        cudaStream_t, cr_error *);
 
 #define CR_SHARED_INSTANCE(TYPE, ACC, OP, INSTANCES, T, Acc, Op)
 

@@ -26,8 +26,13 @@
  * first elements are adjacent and their elements are not (the leading
  * axis of a C-contiguous array): a block's threads in x take adjacent
  * rows (coalesced loads), in y the G lanes of the order, combined in
- * shared memory by the same tree.  An index operator's index is the
- * element's in its row, chunk * CR_ROW_CHUNK + its place.
+ * shared memory by the same tree.  reduce_short_rows: a row of at most
+ * CR_SHORT_ROW elements (each lane of the order holds one) a thread, in
+ * any layout, its elements in registers and the same tree computed
+ * there; a thread loads several rows before combining any, as one
+ * element a lane would leave the memory system idle.  An index
+ * operator's index is the element's in its row, chunk * CR_ROW_CHUNK +
+ * its place.
  */
 #ifndef CUDAREDUCE_ROWS_CUH
 #define CUDAREDUCE_ROWS_CUH
@@ -39,17 +44,23 @@
 #include "rows_plan.h"
 #include "tuning.h"
 
-/* Loads in flight a lane: CR_ROWS_UNROLL; as many more as make 16 bytes
- * for elements narrower than 4 into a narrow accumulator; half as many
- * where an element and the accumulator take 32 bytes or more (an index
- * beside a double, complex128's count or index), which spilled 4 bytes
- * at CR_ROWS_UNROLL (ptxas, sm_90). */
+/* Loads in flight a lane: CR_ROWS_UNROLL; 2 where an element and the
+ * accumulator take 32 bytes or more (complex128's count or index beside
+ * it), which spilled 4 bytes at 4 (ptxas, sm_90). */
 template <class T, class Acc>
 inline constexpr int rows_unroll =
-    sizeof(T) + sizeof(Acc) >= 32 ? CR_ROWS_UNROLL / 2
-    : sizeof(T) >= 4 || sizeof(Acc) > 8
-        ? CR_ROWS_UNROLL
-        : CR_ROWS_UNROLL * 4 / (int)sizeof(T);
+    sizeof(T) + sizeof(Acc) >= 32 ? 2 : CR_ROWS_UNROLL;
+
+/* The rows a thread of reduce_short_rows<..., ROW> loads before
+ * combining: as many as keep its elements in 32 registers, at most 32 /
+ * ROW; one of 16-byte elements (complex128's any and all spilled 8 bytes
+ * at two, ptxas, sm_90). */
+template <class T, int ROW>
+inline constexpr int short_rows_at_once =
+    sizeof(T) >= 16 || 128 / (ROW * (int)sizeof(T)) < 1 ? 1
+    : 128 / (ROW * (int)sizeof(T)) > 32 / ROW
+        ? 32 / ROW
+        : 128 / (ROW * (int)sizeof(T));
 
 /* The byte offsets of row r's first element (*in) and of its result
  * (*out); the outermost dimension needs no division. */
@@ -82,14 +93,13 @@ __device__ __forceinline__ T load_element(const unsigned char *p)
 /* One lane's fold: the elements lane, lane + step, ... of the m at
  * `chunk` (`stride` bytes apart; lane < m <= CR_ROW_CHUNK), the first of
  * index `first` in its row, left to right from the lane's first.  The
- * loads of a turn are all in flight before its combines, which keep that
- * order. */
-template <class T, class Acc, class Op>
+ * loads of a turn, the last shorter turn's too, are all in flight before
+ * its combines, which keep that order. */
+template <class T, class Acc, class Op, int UNROLL>
 __device__ __forceinline__ Acc fold_lane(const unsigned char *chunk,
                                          int64_t stride, int64_t first,
                                          int lane, int step, int m)
 {
-    constexpr int UNROLL = rows_unroll<T, Acc>;
     const Op op;
     const int64_t jump = stride * step;
     const unsigned char *p = chunk + lane * stride;
@@ -108,9 +118,20 @@ __device__ __forceinline__ Acc fold_lane(const unsigned char *chunk,
             v = op(v, to_accumulator<Acc>(items[u], first + k + u * step));
         }
     }
-    for (; k < m; k += step) {
-        v = op(v, to_accumulator<Acc>(load_element<T>(p), first + k));
-        p += jump;
+    if (k < m) {
+        T items[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL - 1; u++) {
+            /* past the lane's last: its first of the turn again, unused */
+            items[u] = load_element<T>(k + u * step < m ? p + u * jump : p);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL - 1; u++) {
+            if (k + u * step < m) {
+                v = op(v, to_accumulator<Acc>(items[u],
+                                              first + k + u * step));
+            }
+        }
     }
     return v;
 }
@@ -170,8 +191,9 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
             row_offsets(geometry, row, &in_offset, &out_offset);
         }
         if (lane < m) {
-            v = fold_lane<T, Acc, Op>(in + in_offset + first * stride,
-                                      stride, first, lane, group, (int)m);
+            v = fold_lane<T, Acc, Op, rows_unroll<T, Acc>>(
+                in + in_offset + first * stride, stride, first, lane, group,
+                (int)m);
         }
         v = group_tree<Acc, Op>(v, lane, m < group ? (int)m : group, group);
         if (segment < segments && lane == 0) {
@@ -216,8 +238,9 @@ reduce_columns(const unsigned char *in, cr_rows_geometry geometry,
         }
         Acc v = Op::identity();
         if (here && y < m) {
-            v = fold_lane<T, Acc, Op>(in + in_offset + first * stride,
-                                      stride, first, y, group, (int)m);
+            v = fold_lane<T, Acc, Op, rows_unroll<T, Acc>>(
+                in + in_offset + first * stride, stride, first, y, group,
+                (int)m);
         }
         __syncthreads();    /* the last item's result is read */
         *own = v;
@@ -235,6 +258,81 @@ reduce_columns(const unsigned char *in, cr_rows_geometry geometry,
         if (here && y == 0) {
             *reinterpret_cast<Acc *>(out + out_offset + chunk * chunk_bytes)
                 = *own;
+        }
+    }
+}
+
+/* The order's tree over a chunk of m <= ROW elements (ROW a power of
+ * two), lane j holding element j alone, computed in one thread's
+ * registers: as group_tree combines the lanes of a group (an offset at
+ * or above the group, the power of two at or above m, combines
+ * nothing). */
+template <class T, class Acc, class Op, int ROW>
+__device__ __forceinline__ Acc short_tree(const T (&items)[ROW], int m)
+{
+    const Op op;
+    Acc v[ROW];
+#pragma unroll
+    for (int j = 0; j < ROW; j++) {
+        if (j < m) {
+            v[j] = to_accumulator<Acc>(items[j], (int64_t)j);
+        }
+    }
+    int present = m;
+#pragma unroll
+    for (int offset = ROW / 2; offset > 0; offset >>= 1) {
+#pragma unroll
+        for (int i = 0; i < offset; i++) {
+            if (i + offset < present) {
+                v[i] = op(v[i], v[i + offset]);
+            }
+        }
+        present = present < offset ? present : offset;
+    }
+    return v[0];
+}
+
+/* Rows of `length` <= ROW elements (ROW CR_SHORT_ROW, or half of it for
+ * the shortest rows, whose thread then loads twice as many), a thread
+ * each: the thread of rows base, base + threads, ...
+ * (short_rows_at_once of them, so that adjacent threads read adjacent
+ * rows) loads them all, then combines each by short_tree and writes its
+ * result to out + the row's out offset. */
+template <class T, class Acc, class Op, int ROW>
+__global__ void __launch_bounds__(CR_ROWS_THREADS)
+reduce_short_rows(const unsigned char *in, cr_rows_geometry geometry,
+                  int64_t rows, int length, int64_t stride,
+                  unsigned char *out)
+{
+    constexpr int AT_ONCE = short_rows_at_once<T, ROW>;
+    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
+
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+         base < rows; base += AT_ONCE * threads) {
+        T items[AT_ONCE][ROW];
+        int64_t out_offset[AT_ONCE];
+#pragma unroll
+        for (int r = 0; r < AT_ONCE; r++) {
+            const int64_t row = base + r * threads;
+            int64_t in_offset = 0;
+            out_offset[r] = 0;
+            if (row < rows) {
+                row_offsets(geometry, row, &in_offset, &out_offset[r]);
+#pragma unroll
+                for (int j = 0; j < ROW; j++) {
+                    if (j < length) {
+                        items[r][j] = load_element<T>(in + in_offset
+                                                      + j * stride);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < AT_ONCE; r++) {
+            if (base + r * threads < rows) {
+                *reinterpret_cast<Acc *>(out + out_offset[r]) =
+                    short_tree<T, Acc, Op, ROW>(items[r], length);
+            }
         }
     }
 }

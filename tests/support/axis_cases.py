@@ -61,10 +61,10 @@ SUM_OPS = ("sum", "nansum", "mean", "nanmean")
 PRODUCT_OPS = ("prod", "nanprod")
 ORDER_OPS = ("min", "max", "nanmin", "nanmax") + INDEX_OPS
 
-# The methods that must reduce along axes: fast (the default).  The
-# ladder's steps, and cub until its segmented reduce is there, may reduce
-# along axes or refuse with a ValueError naming 'fast'.
-AXIS_METHODS = ("fast",)
+# The methods that must reduce along axes: fast (the default) and cub
+# (CUB's segmented reduce).  The ladder's steps may reduce along axes or
+# refuse with a ValueError naming 'fast'.
+AXIS_METHODS = ("fast", "cub")
 
 NUMPY_DTYPES = tuple(np.dtype(d) for d in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

@@ -70,7 +70,7 @@ static void
 check_kernel_choice(void)
 {
     const int64_t matrix[] = {1000, 300};
-    const int64_t cube[] = {7, 50, 9};
+    const int64_t cube[] = {17, 50, 9};
     const int64_t column[] = {1000, 1};
     const int64_t one[] = {5};
     CHECK(strcmp(kernel_of(2, matrix, 1), "rows") == 0);
@@ -80,7 +80,16 @@ check_kernel_choice(void)
     CHECK(strcmp(kernel_of(3, cube, 2), "rows") == 0);
     /* A kept dimension of size 1 is no column to read beside another. */
     CHECK(strcmp(kernel_of(2, column, 0), "rows") == 0);
-    CHECK(strcmp(kernel_of(1, one, 0), "rows") == 0);
+    /* Rows of at most CR_SHORT_ROW elements, a thread each, in any
+     * layout. */
+    CHECK(strcmp(kernel_of(1, one, 0), "short rows") == 0);
+    const int64_t narrow[] = {1000, CR_SHORT_ROW};
+    const int64_t wider[] = {1000, CR_SHORT_ROW + 1};
+    const int64_t flat[] = {CR_SHORT_ROW, 1000};
+    CHECK(strcmp(kernel_of(2, narrow, 1), "short rows") == 0);
+    CHECK(strcmp(kernel_of(2, wider, 1), "rows") == 0);
+    CHECK(strcmp(kernel_of(2, flat, 0), "short rows") == 0);
+    CHECK(strcmp(kernel_of(2, wider, 0), "columns") == 0);
 
     /* A transposed (Fortran-order) matrix: its axis 0 is contiguous. */
     cr_rows rows = axis_of(2, matrix, 1);
@@ -165,14 +174,14 @@ plan_matrix(int64_t rows_count, int64_t length, int columns,
 }
 
 /* Each pass: CR_ROW_CHUNK chunks of the one before, the last one, its
- * group the power of two at or above a short length, its launch as
- * rows_plan.c's comment says. */
+ * group the power of two at or above a short length, its kernel (a
+ * short row's a thread, pass 0 of `columns` the column kernel, the row
+ * kernel else) and launch as rows_plan.c's comment says. */
 static void
 check_plan(int64_t rows_count, int64_t length, int columns, int passes)
 {
     cr_rows_plan plan;
     plan_matrix(rows_count, length, columns, &plan);
-    CHECK(plan.columns == (columns && rows_count > 1));
     CHECK(plan.count == passes);
     int64_t expected = length;
     for (int p = 0; p < plan.count; p++) {
@@ -186,13 +195,25 @@ check_plan(int64_t rows_count, int64_t length, int columns, int passes)
         CHECK(pass->group == group);
         CHECK((pass->chunks == 1) == (p == plan.count - 1));
         CHECK(pass->blocks >= 1 && pass->blocks <= CR_ROWS_MAX_BLOCKS);
-        if (p == 0 && plan.columns) {
+        if (expected <= CR_SHORT_ROW) {
+            CHECK(pass->kernel == CR_ROWS_KERNEL_SHORT);
+        }
+        else if (p == 0 && columns && rows_count > 1) {
+            int width = 1;
+            while (width < 32 && width < rows_count) {
+                width *= 2;
+            }
+            CHECK(pass->kernel == CR_ROWS_KERNEL_COLUMNS);
             CHECK(pass->threads_y == group);
-            CHECK(pass->threads_x * group >= CR_ROWS_THREADS);
+            CHECK(pass->threads_x >= width);
             CHECK(pass->threads_x * group <= 1024);
-            CHECK(pass->threads_x >= 32);
+            CHECK(rows_count < 32 || pass->threads_x * group
+                                     >= CR_ROWS_THREADS);
         }
         else {
+            CHECK(pass->kernel == CR_ROWS_KERNEL_ROWS);
+        }
+        if (pass->kernel != CR_ROWS_KERNEL_COLUMNS) {
             CHECK(pass->threads_x == CR_ROWS_THREADS);
             CHECK(pass->threads_y == 1);
         }
@@ -200,19 +221,21 @@ check_plan(int64_t rows_count, int64_t length, int columns, int passes)
     }
 }
 
-/* Replays a pass's loops as the kernels run them: the row kernel's warps
- * over chunks, 32 / group a warp; the column kernel's blocks over tiles
- * of adjacent rows by chunks.  Every chunk of every row is reduced once,
- * by lanes 0 .. min(group, m) - 1 of its group or of its tile's column. */
+/* Replays pass 0's loops as its kernel runs them: the row kernel's
+ * warps over chunks, 32 / group a warp; the column kernel's blocks over
+ * tiles of adjacent rows by chunks; the short-row kernel's threads over
+ * rows, `at_once` a turn (short_rows_at_once: 1, 2, 4 or 8).  Every chunk of
+ * every row is reduced once. */
 static void
-check_coverage(int64_t rows_count, int64_t length, int columns)
+check_coverage(int64_t rows_count, int64_t length, int columns,
+               int at_once)
 {
     cr_rows_plan plan;
     plan_matrix(rows_count, length, columns, &plan);
     const cr_rows_pass *pass = &plan.pass[0];
     const int64_t segments = rows_count * pass->chunks;
     unsigned char *seen = calloc((size_t)segments, 1);
-    if (plan.columns) {
+    if (pass->kernel == CR_ROWS_KERNEL_COLUMNS) {
         const int width = pass->threads_x;
         const int64_t items = (rows_count + width - 1) / width
                               * pass->chunks;
@@ -224,6 +247,19 @@ check_coverage(int64_t rows_count, int64_t length, int columns)
                     const int64_t row = tile * width + x;
                     if (row < rows_count) {
                         seen[row * pass->chunks + chunk]++;
+                    }
+                }
+            }
+        }
+    }
+    else if (pass->kernel == CR_ROWS_KERNEL_SHORT) {
+        const int64_t threads = pass->blocks * pass->threads_x;
+        for (int64_t t = 0; t < threads; t++) {
+            for (int64_t base = t; base < rows_count;
+                 base += at_once * threads) {
+                for (int r = 0; r < at_once; r++) {
+                    if (base + r * threads < rows_count) {
+                        seen[base + r * threads]++;
                     }
                 }
             }
@@ -246,10 +282,9 @@ check_coverage(int64_t rows_count, int64_t length, int columns)
     }
     for (int64_t s = 0; s < segments; s++) {
         if (seen[s] != 1) {
-            printf("%s of %lld rows of %lld: chunk %lld reduced %d "
-                   "times\n", plan.columns ? "columns" : "rows",
-                   (long long)rows_count, (long long)length, (long long)s,
-                   seen[s]);
+            printf("kernel %d of %lld rows of %lld: chunk %lld reduced %d "
+                   "times\n", (int)pass->kernel, (long long)rows_count,
+                   (long long)length, (long long)s, seen[s]);
             failures++;
             break;
         }
@@ -298,19 +333,25 @@ main(void)
     check_plan(1000, 3, 0, 1);
     check_plan(1000, 3, 1, 1);
     check_plan(7, 17, 1, 1);
+    check_plan(4, 1 << 20, 1, 2);
+    check_plan(1 << 20, CR_SHORT_ROW, 1, 1);
+    check_plan(1, CR_ROW_CHUNK * 5, 0, 2);
     check_plan(3, CR_ROW_CHUNK, 0, 1);
     check_plan(3, CR_ROW_CHUNK + 1, 1, 2);
     check_plan(1, (int64_t)CR_ROW_CHUNK * CR_ROW_CHUNK + 1, 0, 3);
-    check_plan(1, (int64_t)1 << 62, 0, 5);
+    check_plan(1, (int64_t)1 << 62, 0, 7);
     check_plan((int64_t)1 << 40, 1 << 20, 1, 2);
     const int64_t sizes[][2] = {{1, 1},    {33, 1},     {1000, 3},
                                 {5, 16},   {77, 17},    {3, 40000},
                                 {300, 31}, {1 << 22, 2},
+                                {3, 1 << 16}, {1 << 21, CR_SHORT_ROW},
                                 /* more than CR_ROWS_MAX_BLOCKS' worth */
                                 {1 << 22, 40}};
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        check_coverage(sizes[k][0], sizes[k][1], 0);
-        check_coverage(sizes[k][0], sizes[k][1], 1);
+        for (int at_once = 1; at_once <= 8; at_once *= 2) {
+            check_coverage(sizes[k][0], sizes[k][1], 0, at_once);
+            check_coverage(sizes[k][0], sizes[k][1], 1, at_once);
+        }
     }
     if (failures == 0) {
         printf("ok\n");
