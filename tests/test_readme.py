@@ -2,6 +2,7 @@
 front door whose links (and the docs pages' links) all resolve."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -106,3 +107,16 @@ def test_every_docs_page_is_linked_from_the_readme():
     assert not unlinked, f"README.md does not link {unlinked}"
     for page in PAGES:
         assert (DOCS / page).is_file(), page
+
+
+def test_the_axis_table_is_its_records():
+    """The README's table of reductions along an axis is what
+    ``cudareduce.bench.figures.axis_markdown`` makes of the record its
+    opening marker names."""
+    from cudareduce.bench.figures import axis_markdown
+    text = README.read_text(encoding="utf-8")
+    found = re.search(r"<!-- axis-table: (\S+) -->\n(.*?)\n"
+                      r"<!-- axis-table: end -->", text, re.S)
+    assert found, "the README has no axis table between its markers"
+    record = json.loads((ROOT / found.group(1)).read_text(encoding="utf-8"))
+    assert found.group(2) == axis_markdown(record)

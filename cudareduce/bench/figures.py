@@ -9,12 +9,13 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .names import (DEFAULT_OP, REFERENCE_METHOD, is_peer, is_reference,
-                    ladder_methods, numpy_dtype, op_of)
+from .axis_schema import best_peer, case_groups, case_label
+from .names import (DEFAULT_OP, FAST_METHOD, REFERENCE_METHOD, is_peer,
+                    is_reference, ladder_methods, numpy_dtype, op_of)
 from .schema import TIME_KEYS, result_bytes
 
 __all__ = [
-    "TABLE_HEADERS", "describe_sizes", "device_line", "format_bytes",
+    "TABLE_HEADERS", "axis_markdown", "describe_sizes", "device_line", "format_bytes",
     "format_group", "format_n", "format_table", "gbps", "group_cells",
     "group_results", "group_title", "order_results", "pass_split",
     "read_floor_us", "read_percent", "reduction_label", "render",
@@ -358,3 +359,36 @@ def describe_sizes(sizes: Sequence[int]) -> str:
     else:
         text = ", ".join(short_n(n) for n in sizes)
     return f"{text} ({len(sizes)} sizes)"
+
+
+def _axis_cell(r: Mapping[str, Any] | None) -> str:
+    if r is None or r["unavailable"] is not None:
+        return "-"
+    return "WRONG" if not r["correct"] else f"{r['batch_us']:,.1f}"
+
+
+def axis_markdown(document: Mapping[str, Any], dtype: str = "float32"
+                  ) -> str:
+    """An ``--axis`` document's cases of `dtype` as a Markdown table (the
+    README's): each case's floor, ``fast``'s back-to-back µs and share of
+    the floor, the fastest peer's µs and fast's speed over it, and
+    ``cub`` (CUB's segmented reduce, ours)."""
+    lines = ["| case | floor µs | fast µs | fast % of floor | fastest peer, "
+             "µs | fast / it | cub µs |",
+             "|---|---:|---:|---:|---|---:|---:|"]
+    for case, group in case_groups(document["results"]).items():
+        if case[0] != dtype:
+            continue
+        first = next(iter(group.values()))
+        fast = group.get(FAST_METHOD)
+        best = best_peer(group)
+        timed = fast is not None and fast["batch_us"] is not None
+        share = f"{fast['pct_floor']:.0f}%" if timed else "-"
+        peer = "-" if best is None else f"{best['method']} {_axis_cell(best)}"
+        speed = f"{best['batch_us'] / fast['batch_us']:.2f}×" \
+            if timed and best is not None else "-"
+        lines.append(f"| {case_label(first)} "
+                     f"| {first['floor_batch_us']:,.1f} | {_axis_cell(fast)} "
+                     f"| {share} | {peer} | {speed} "
+                     f"| {_axis_cell(group.get(REFERENCE_METHOD))} |")
+    return "\n".join(lines)
