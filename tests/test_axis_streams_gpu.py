@@ -24,8 +24,8 @@ waiting for the GPU.
 - JAX: an input that JAX's last kernel writes after a matrix product
   (milliseconds) is read only after it (a call that did not wait would
   read its memory unwritten), and the results are jax.Arrays that JAX's
-  next kernels read.  That JAX waits for the results is not made
-  observable: nothing keeps the call's stream busy before them.
+  next kernels read after the call: inside ``torch.cuda.stream(side)``,
+  where the call runs on ``side`` behind a spin, too.
 
 The values are small integers, every sum exact; a mean is within two
 float32 ulps of NumPy's.
@@ -278,12 +278,19 @@ def test_torch_capture_refuses_a_call_that_needs_the_host(torch, rng,
 
 # --- JAX ---------------------------------------------------------------------
 
-def test_jax_results_are_read_by_jax_next(rng, seed_note):
+def jax_and_numpy():
+    """JAX set up for the GPU tests (test_inputs_gpu.jax_with_gpu) and
+    jax.numpy; a skip where JAX is not installed, as the other JAX
+    cases."""
     jax = jax_with_gpu()
     if jax is None:
-        pytest.importorskip("jax")      # not installed: as the JAX cases
+        pytest.importorskip("jax")
         pytest.fail("JAX is installed but sees no GPU")
-    jnp = pytest.importorskip("jax.numpy")
+    return jax, pytest.importorskip("jax.numpy")
+
+
+def test_jax_results_are_read_by_jax_next(rng, seed_note):
+    jax, jnp = jax_and_numpy()
     host = fresh_values(rng)
     gpu = jax.devices("gpu")[0]
     # The input: JAX's last kernel (exact: + 0) after a matrix product it
@@ -297,3 +304,26 @@ def test_jax_results_are_read_by_jax_next(rng, seed_note):
     # JAX's own kernel (a negation, exact) reads each result.
     read = {name: -np.asarray(-value) for name, value in got.items()}
     check(read, host * 2, seed_note)
+
+
+def test_jax_results_of_a_call_on_torch_s_stream_wait_for_it(torch, rng,
+                                                             seed_note):
+    """Inside torch.cuda.stream(side) a JAX input is reduced on side
+    (docs/usage.md's table), here behind a spin: JAX's kernels read the
+    jax.Arrays it returns after the call's, not before."""
+    jax, _ = jax_and_numpy()
+    gpu = jax.devices("gpu")[0]
+    host = fresh_values(rng)
+    x = jax.device_put(host, gpu)
+    # Once on zeros first, as above, so that nothing below allocates: the
+    # memory the results come from is then there, with the zeros' answers.
+    jax.block_until_ready(reductions(jax.device_put(
+        np.zeros(SHAPE, np.float32), gpu)))
+    x.block_until_ready()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(SPIN_CYCLES)
+        got = reductions(x)
+    read = {name: -np.asarray(-value) for name, value in got.items()}
+    torch.cuda.synchronize()
+    check(read, host, f"read before the call on side wrote it {seed_note}")
