@@ -24,8 +24,9 @@ waiting for the GPU.
 - JAX: an input that JAX's last kernel writes after a matrix product
   (milliseconds) is read only after it (a call that did not wait would
   read its memory unwritten), and the results are jax.Arrays that JAX's
-  next kernels read after the call: inside ``torch.cuda.stream(side)``,
-  where the call runs on ``side`` behind a spin, too.
+  next kernels read after the call: also inside ``torch.cuda.stream(side)``,
+  where the call runs on ``side``, and inside CuPy's ``with stream:``,
+  where it runs on the legacy default stream, each behind a spin.
 
 The values are small integers, every sum exact; a mean is within two
 float32 ulps of NumPy's.
@@ -327,3 +328,29 @@ def test_jax_results_of_a_call_on_torch_s_stream_wait_for_it(torch, rng,
     read = {name: -np.asarray(-value) for name, value in got.items()}
     torch.cuda.synchronize()
     check(read, host, f"read before the call on side wrote it {seed_note}")
+
+
+def test_jax_results_of_a_call_inside_cupy_s_stream_wait_for_it(
+        cupy, cupy_spin, rng, seed_note):
+    """Inside CuPy's ``with stream:`` a JAX input is reduced on the legacy
+    default stream (docs/usage.md's table: CuPy's stream counts for data
+    that names none), here behind a spin there: JAX's kernels read the
+    jax.Arrays it returns after the call's, not before."""
+    jax, _ = jax_and_numpy()
+    gpu = jax.devices("gpu")[0]
+    host = fresh_values(rng)
+    x = jax.device_put(host, gpu)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        # Once on zeros first, as above.
+        jax.block_until_ready(reductions(jax.device_put(
+            np.zeros(SHAPE, np.float32), gpu)))
+    x.block_until_ready()
+    cupy.cuda.runtime.deviceSynchronize()
+    cupy_spin()                         # on CuPy's default stream: legacy
+    with s:
+        got = reductions(x)
+    read = {name: -np.asarray(-value) for name, value in got.items()}
+    cupy.cuda.runtime.deviceSynchronize()
+    check(read, host, f"read before the call on the legacy default stream "
+                      f"wrote it {seed_note}")
