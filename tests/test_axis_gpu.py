@@ -31,7 +31,9 @@ exact and what is bounded); test_axis.py checks them without a GPU.
   warnings and errors for a NumPy input; none, NaN and -1 for a device
   one); axis=(); Numba and JAX results; random views along random axes
   (Hypothesis); a device out captured into a CUDA graph (no host round
-  trip).
+  trip).  Streams as users write them (CuPy's ``with stream:``,
+  ``torch.cuda.stream``, ``torch.cuda.graph``, JAX's kernels before and
+  after): test_axis_streams_gpu.py.
 
 Sizes are moderate (the largest input is 2.5 million elements) so that
 the module adds about a minute to the GPU suite.
