@@ -310,6 +310,15 @@ reduce_short_rows(const unsigned char *in, cr_rows_geometry geometry,
     for (int64_t base = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
          base < rows; base += AT_ONCE * threads) {
         T items[AT_ONCE][ROW];
+        if constexpr (sizeof(T) >= 16) {
+            /* Partly loaded, an index accumulator's spilled 4 bytes
+             * (ptxas, sm_90); narrower ones spilled when set so. */
+            for (int r = 0; r < AT_ONCE; r++) {
+                for (int j = 0; j < ROW; j++) {
+                    items[r][j] = T{};
+                }
+            }
+        }
         int64_t out_offset[AT_ONCE];
 #pragma unroll
         for (int r = 0; r < AT_ONCE; r++) {
