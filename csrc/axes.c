@@ -130,22 +130,12 @@ crpy_plan_rows(int ndim, const int64_t *shape, const int64_t *strides,
             continue;           /* one index: no row, no element apart */
         }
         if (!is_reduced(reduced, d)) {
-            int k = rows->kept_ndim;
-            /* Merged into the kept axis before it where both the input
-             * and the out step over it as one run. */
-            if (k > 0 && rows->kept_strides[k - 1] == shape[d] * strides[d]
-                && rows->out_strides[k - 1]
-                       == shape[d] * out_strides[d]) {
-                rows->kept_shape[k - 1] *= shape[d];
-                rows->kept_strides[k - 1] = strides[d];
-                rows->out_strides[k - 1] = out_strides[d];
-            }
-            else {
-                rows->kept_shape[k] = shape[d];
-                rows->kept_strides[k] = strides[d];
-                rows->out_strides[k] = out_strides[d];
-                rows->kept_ndim++;
-            }
+            /* In the index's order; cuda/ merges the kept axes where
+             * each pass reads and writes them as one run. */
+            const int k = rows->kept_ndim++;
+            rows->kept_shape[k] = shape[d];
+            rows->kept_strides[k] = strides[d];
+            rows->out_strides[k] = out_strides[d];
             rows->rows *= shape[d];
             continue;
         }

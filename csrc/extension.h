@@ -364,6 +364,17 @@ PyObject *crpy_box_result(const crpy_result_value *value,
 int crpy_report_like_numpy(const cr_request *request,
                            const crpy_dtype *input,
                            const crpy_dtype *reduced, PyObject *reduction);
+/* The same for the host `results` of a reduction along axes (the
+ * request's rows; a C-contiguous array of the result dtype, a row each):
+ * each warning once, as NumPy's flags are the whole call's, from
+ * whichever rows set it, judged as crpy_report_like_numpy judges one
+ * result; the rows' elements are looked at (two more reductions along
+ * the same axes) only where a float result is not finite, or float
+ * elements go into an integer dtype.  0, or -1 with an exception. */
+int crpy_report_rows_like_numpy(const cr_request *request,
+                                const crpy_dtype *input,
+                                const crpy_dtype *reduced,
+                                PyArrayObject *results);
 
 /* --- call.c ------------------------------------------------------------- */
 
@@ -462,9 +473,10 @@ int crpy_plan_rows(int ndim, const int64_t *shape, const int64_t *strides,
 int crpy_reduces_every_axis(const crpy_reduction_call *call);
 /* An uninitialised device array of the call's result dtype and `shape`
  * on its device, of the input `obj`'s library: allocate(obj, shape,
- * dtype name, device) (cudareduce._device_results.empty).  A new
- * reference, or NULL with an exception. */
-PyObject *crpy_allocate_result(const crpy_reduction_call *call,
+ * dtype name, device) (cudareduce._device_results.empty); the device is
+ * kept in the call's request (device_known), which the result's device
+ * does not change.  A new reference, or NULL with an exception. */
+PyObject *crpy_allocate_result(crpy_reduction_call *call,
                                PyObject *allocate, PyObject *obj, int ndim,
                                const npy_intp *shape);
 /* reduce() along the call's axes (not every one): NumPy's result array

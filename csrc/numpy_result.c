@@ -2,8 +2,9 @@
  *
  * Boxing the value into a NumPy scalar of the result dtype
  * (crpy_box_result), and the floating-point warnings numpy.sum would give
- * for it, raised by NumPy itself so that numpy.errstate applies
- * (crpy_report_like_numpy). */
+ * for it, or for the host results of a reduction along axes, raised by
+ * NumPy itself so that numpy.errstate applies (crpy_report_like_numpy,
+ * crpy_report_rows_like_numpy). */
 #include "extension.h"
 
 #include <float.h>
@@ -224,3 +225,115 @@ crpy_report_like_numpy(const cr_request *request, const crpy_dtype *input,
     return isnan(result) ? report_fp_error(0) : 0;
 }
 
+
+/* The smallest and largest element of each row of the request's rows, as
+ * doubles, into low[r] and high[r] (NaN as reduce_extremes gives them):
+ * two more reductions along the same axes, into host arrays. */
+static int
+reduce_row_extremes(const cr_request *request, const crpy_dtype *input,
+                    double *low, double *high)
+{
+    double *out[2] = {low, high};
+    const int skips_nan = cr_op_skips_nan(request->op);
+    const cr_op ops[2] = {skips_nan ? CR_OP_NANMIN : CR_OP_MIN,
+                          skips_nan ? CR_OP_NANMAX : CR_OP_MAX};
+    npy_intp count = (npy_intp)request->rows->rows;
+    for (int k = 0; k < 2; k++) {
+        cr_request extreme = *request;
+        crpy_result_value ignored = {0};
+        PyArray_Descr *descr = crpy_descr(input);
+        PyObject *values = descr == NULL ? NULL
+            : PyArray_SimpleNewFromDescr(1, &count, descr);
+        PyObject *wide = NULL;
+        if (values == NULL) {
+            return -1;
+        }
+        crpy_reduction_for(request->type, ops[k], &extreme);
+        extreme.out = PyArray_DATA((PyArrayObject *)values);
+        extreme.out_on_host = 1;
+        extreme.reduced = input->type;
+        extreme.result = input->type;
+        extreme.divide_by_n = 0;
+        if (crpy_run(&extreme, &ignored) == 0) {
+            wide = PyArray_Cast((PyArrayObject *)values, NPY_DOUBLE);
+        }
+        Py_DECREF(values);
+        if (wide == NULL) {
+            return -1;
+        }
+        memcpy(out[k], PyArray_DATA((PyArrayObject *)wide),
+               (size_t)count * sizeof(double));
+        Py_DECREF(wide);
+    }
+    return 0;
+}
+
+int
+crpy_report_rows_like_numpy(const cr_request *request,
+                            const crpy_dtype *input,
+                            const crpy_dtype *reduced,
+                            PyArrayObject *results)
+{
+    const int into_integer = reduced->kind == 'i' || reduced->kind == 'u';
+    const int64_t rows = request->rows->rows;
+    int overflow = 0, invalid = 0, status = -1;
+    PyObject *wide = NULL;
+    const double *value = NULL;
+    double *low = NULL, *high = NULL, below = 0.0, above = 0.0;
+    if (reduced->kind != 'f' && !(into_integer && input->kind == 'f')) {
+        return 0;       /* exact: integers, a logical or, or complex */
+    }
+    if (reduced->kind == 'f') {
+        if ((wide = PyArray_Cast(results, NPY_DOUBLE)) == NULL) {
+            return -1;
+        }
+        value = (const double *)PyArray_DATA((PyArrayObject *)wide);
+        int64_t r = 0;
+        while (r < rows && isfinite(value[r])) {
+            r++;
+        }
+        if (r == rows) {
+            status = 0;
+            goto done;
+        }
+    }
+    if (input->kind == 'f') {
+        low = PyMem_Malloc(2 * (size_t)rows * sizeof(double));
+        if (low == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        high = low + rows;
+        if (reduce_row_extremes(request, input, low, high) < 0) {
+            goto done;
+        }
+    }
+    cast_range(request->cast, &below, &above);
+    /* NumPy's flags are the whole call's: each is reported once, from
+     * whichever rows set it, as crpy_report_like_numpy decides a row. */
+    for (int64_t r = 0; r < rows; r++) {
+        const int elements_nan = low != NULL
+                                 && (isnan(low[r]) || isnan(high[r]));
+        const int elements_inf = low != NULL
+                                 && (isinf(low[r]) || isinf(high[r]));
+        if (elements_nan && cr_op_skips_nan(request->op)) {
+            continue;   /* every element NaN, each the identity */
+        }
+        if (into_integer) {
+            invalid |= elements_nan || low[r] <= below || high[r] >= above;
+            continue;
+        }
+        if (elements_nan || isfinite(value[r])) {
+            continue;
+        }
+        overflow |= !elements_inf;
+        invalid |= isnan(value[r]);
+    }
+    status = (overflow && report_fp_error(1) < 0)
+             || (invalid && report_fp_error(0) < 0) ? -1 : 0;
+
+done:
+    PyMem_Free(low);
+    Py_XDECREF(wide);
+    return status;
+}

@@ -196,7 +196,7 @@ crpy_reduces_every_axis(const crpy_reduction_call *call)
 }
 
 PyObject *
-crpy_allocate_result(const crpy_reduction_call *call, PyObject *allocate,
+crpy_allocate_result(crpy_reduction_call *call, PyObject *allocate,
                      PyObject *obj, int ndim, const npy_intp *shape)
 {
     int device;
@@ -206,6 +206,9 @@ crpy_allocate_result(const crpy_reduction_call *call, PyObject *allocate,
         crpy_raise_cr_error(status, &failure);
         return NULL;
     }
+    /* The result is made there: the call's device, data and out's. */
+    call->request.device = device;
+    call->request.device_known = 1;
     if (allocate == Py_None) {
         PyErr_SetString(PyExc_TypeError, "a device array's result along "
                         "axes needs out= or an allocator");
@@ -433,7 +436,11 @@ crpy_reduce_axes(crpy_reduction_call *call, int keepdims, PyObject *out,
             goto done;
         }
         if (host_result != NULL
-            && report_host_result(call, (PyObject *)host_result) < 0) {
+            && (report_host_result(call, (PyObject *)host_result) < 0
+                || (!call->op->selects_element
+                    && crpy_report_rows_like_numpy(
+                           request, input->dtype, call->reduced,
+                           host_result) < 0))) {
             goto done;
         }
     }

@@ -252,13 +252,15 @@ context_stream(const crpy_input *input, cr_request *request,
         return found;
     }
     /* A request without a usable device fails in cr_reduce, which says
-     * why. */
-    if (cr_request_device(request, &device, &failure) != CR_OK) {
-        return 0;
+     * why.  A device result's allocation asked already. */
+    if (!request->device_known) {
+        if (cr_request_device(request, &device, &failure) != CR_OK) {
+            return 0;
+        }
+        request->device = device;
+        request->device_known = 1;
     }
-    request->device = device;
-    request->device_known = 1;
-    return device == context_device;
+    return request->device == context_device;
 }
 
 int

@@ -64,14 +64,35 @@ def empty(a: Any, shape: tuple[int, ...], name: str, device: int) -> Any:
     return _ALLOCATORS.get(_library(a), _any_empty)(shape, name, device)
 
 
+def _order_cupy_after_legacy(filled: Any) -> None:
+    """CuPy's current stream (of `filled`'s device) waits for the work
+    queued so far on the legacy default stream.  Another producer's data
+    is read through DLPack on the legacy stream, and the reduction runs
+    there (or inside ``torch.cuda.stream``, on PyTorch's stream, which the
+    legacy one then waits for); its result is a CuPy array, which CuPy's
+    next operations (and a DLPack consumer such as JAX, which waits for
+    CuPy's current stream) would otherwise not see ordered after it inside
+    ``with stream:``."""
+    import cupy
+    with cupy.cuda.Device(filled.device.id):
+        current = cupy.cuda.get_current_stream()
+        if current.ptr != cupy.cuda.Stream.null.ptr:
+            current.wait_event(cupy.cuda.Stream.null.record())
+
+
 def result(a: Any, filled: Any) -> Any:
     """What to return for input `a` once `filled` holds the result:
     `filled` itself (a NumPy scalar or array, or a device array from
     :func:`empty`), but a device array as a ``jax.Array`` for a JAX input
     (JAX's arrays are immutable, so the result moves into one through
-    DLPack)."""
-    if (_library(a) in ("jax", "jaxlib")
-            and not isinstance(filled, (np.ndarray, np.generic))):
+    DLPack); a CuPy array made for another producer's input is ordered
+    for CuPy's current stream first."""
+    if isinstance(filled, (np.ndarray, np.generic)):
+        return filled
+    library = _library(a)
+    if library not in _ALLOCATORS and _library(filled) == "cupy":
+        _order_cupy_after_legacy(filled)
+    if library in ("jax", "jaxlib"):
         import jax
         return jax.dlpack.from_dlpack(filled)
     return filled

@@ -29,7 +29,8 @@ exact and what is bounded); test_axis.py checks them without a GPU.
   rule for another dtype; the wrong shape refused.
 - Empty reduced and kept axes of device inputs; all-NaN slices (NumPy's
   warnings and errors for a NumPy input; none, NaN and -1 for a device
-  one); axis=(); Numba and JAX results; random views along random axes
+  one); NumPy's floating-point warnings of host results (overflow,
+  invalid, casts into integers; numpy.errstate); axis=(); Numba and JAX results; random views along random axes
   (Hypothesis); a device out captured into a CUDA graph (no host round
   trip).  Streams as users write them (CuPy's ``with stream:``,
   ``torch.cuda.stream``, ``torch.cuda.graph``, JAX's kernels before and
@@ -462,6 +463,60 @@ def test_empty_axes_of_device_inputs(request, kind, dtype):
                 case = single_case(op, dtype, shape, case_axis,
                                    keepdims=keepdims, kind=kind)
                 check_case(request, case, np.zeros(shape, dtype))
+
+
+# (op, host data, keyword arguments): NumPy's floating-point warnings of
+# a reduction along an axis, each from the rows that set it.
+FP_CASES = [
+    ("sum", np.full((3, 5), 3e38, np.float32), {"axis": 1}),
+    ("sum", np.array([[3e38, 3e38], [1.0, 2.0]], np.float32), {"axis": 1}),
+    ("sum", np.array([[np.inf, 1.0], [1.0, 2.0]], np.float32), {"axis": 1}),
+    ("sum", np.array([[np.inf, -np.inf], [1.0, 2.0]]), {"axis": 1}),
+    ("sum", np.array([[np.nan, 1.0], [1.7e308, 1.7e308]]), {"axis": 1}),
+    ("nansum", np.array([[np.nan, 3e38, 3e38]], np.float32), {"axis": -1}),
+    ("mean", np.full((4, 3), 1e308), {"axis": 0}),
+    ("sum", np.array([[1e10, 1.0], [1.0, 2.0]]),
+     {"axis": 1, "dtype": np.int32}),
+    ("sum", np.array([[np.nan, 1.0]]), {"axis": 1, "dtype": np.int64}),
+    ("prod", np.full((2, 40), 1e10, np.float32), {"axis": 1}),
+    ("nanmean", np.array([[np.inf, -np.inf, np.nan], [1, 2, 3]]),
+     {"axis": 1}),
+    ("sum", np.full((3, 4), 1.0, np.float32), {"axis": 0}),
+]
+
+
+def runtime_messages(call):
+    """(the call's value, the messages of the RuntimeWarnings it gave)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = call()
+    return value, [str(w.message) for w in caught
+                   if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("method", AXIS_METHODS)
+@pytest.mark.parametrize("case", range(len(FP_CASES)),
+                         ids=[f"{c[0]}-{k}" for k, c in enumerate(FP_CASES)])
+def test_floating_point_warnings_of_host_results_are_numpys(case, method):
+    op, host, kwargs = FP_CASES[case]
+    want, theirs = runtime_messages(
+        lambda: getattr(np, op)(host, **kwargs))
+    got, ours = runtime_messages(
+        lambda: getattr(cudareduce, op)(host, method=method, **kwargs))
+    assert ours == theirs, (op, kwargs)
+    assert same_values(got, want), (got, want)
+
+
+def test_errstate_applies_along_axes():
+    host = np.full((3, 5), 3e38, np.float32)
+    with np.errstate(over="raise"):
+        with pytest.raises(FloatingPointError):
+            np.sum(host, axis=1)
+        with pytest.raises(FloatingPointError):
+            cudareduce.sum(host, axis=1)
+    with np.errstate(over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isinf(cudareduce.sum(host, axis=1)).all()
 
 
 def nan_slices(rng, dtype: str, op: str) -> np.ndarray:
