@@ -375,6 +375,10 @@ int crpy_report_rows_like_numpy(const cr_request *request,
                                 const crpy_dtype *input,
                                 const crpy_dtype *reduced,
                                 PyArrayObject *results);
+/* Whether some row of the request's rows (a reduction along axes) holds
+ * nothing but NaN: a nanmax along the same axes, one more reduction.  1,
+ * 0, or -1 with an exception. */
+int crpy_rows_all_nan(const cr_request *request, const crpy_dtype *input);
 
 /* --- call.c ------------------------------------------------------------- */
 

@@ -226,9 +226,37 @@ crpy_report_like_numpy(const cr_request *request, const crpy_dtype *input,
 }
 
 
+/* The reduction by `op` (one that selects an element: a min or max) of
+ * each row of the request's rows, into a new host array of the input's
+ * dtype, a row each; NULL with an exception. */
+static PyObject *
+reduce_rows_to_host(const cr_request *request, const crpy_dtype *input,
+                    cr_op op)
+{
+    cr_request extreme = *request;
+    crpy_result_value ignored = {0};
+    npy_intp count = (npy_intp)request->rows->rows;
+    PyArray_Descr *descr = crpy_descr(input);
+    PyObject *values = descr == NULL ? NULL
+        : PyArray_SimpleNewFromDescr(1, &count, descr);
+    if (values == NULL) {
+        return NULL;
+    }
+    crpy_reduction_for(request->type, op, &extreme);
+    extreme.out = PyArray_DATA((PyArrayObject *)values);
+    extreme.out_on_host = 1;
+    extreme.reduced = input->type;
+    extreme.result = input->type;
+    extreme.divide_by_n = 0;
+    if (crpy_run(&extreme, &ignored) < 0) {
+        Py_CLEAR(values);
+    }
+    return values;
+}
+
 /* The smallest and largest element of each row of the request's rows, as
  * doubles, into low[r] and high[r] (NaN as reduce_extremes gives them):
- * two more reductions along the same axes, into host arrays. */
+ * two more reductions along the same axes. */
 static int
 reduce_row_extremes(const cr_request *request, const crpy_dtype *input,
                     double *low, double *high)
@@ -237,35 +265,38 @@ reduce_row_extremes(const cr_request *request, const crpy_dtype *input,
     const int skips_nan = cr_op_skips_nan(request->op);
     const cr_op ops[2] = {skips_nan ? CR_OP_NANMIN : CR_OP_MIN,
                           skips_nan ? CR_OP_NANMAX : CR_OP_MAX};
-    npy_intp count = (npy_intp)request->rows->rows;
     for (int k = 0; k < 2; k++) {
-        cr_request extreme = *request;
-        crpy_result_value ignored = {0};
-        PyArray_Descr *descr = crpy_descr(input);
-        PyObject *values = descr == NULL ? NULL
-            : PyArray_SimpleNewFromDescr(1, &count, descr);
-        PyObject *wide = NULL;
-        if (values == NULL) {
-            return -1;
-        }
-        crpy_reduction_for(request->type, ops[k], &extreme);
-        extreme.out = PyArray_DATA((PyArrayObject *)values);
-        extreme.out_on_host = 1;
-        extreme.reduced = input->type;
-        extreme.result = input->type;
-        extreme.divide_by_n = 0;
-        if (crpy_run(&extreme, &ignored) == 0) {
-            wide = PyArray_Cast((PyArrayObject *)values, NPY_DOUBLE);
-        }
-        Py_DECREF(values);
+        PyObject *values = reduce_rows_to_host(request, input, ops[k]);
+        PyObject *wide = values == NULL ? NULL
+            : PyArray_Cast((PyArrayObject *)values, NPY_DOUBLE);
+        Py_XDECREF(values);
         if (wide == NULL) {
             return -1;
         }
         memcpy(out[k], PyArray_DATA((PyArrayObject *)wide),
-               (size_t)count * sizeof(double));
+               (size_t)request->rows->rows * sizeof(double));
         Py_DECREF(wide);
     }
     return 0;
+}
+
+int
+crpy_rows_all_nan(const cr_request *request, const crpy_dtype *input)
+{
+    PyObject *values = reduce_rows_to_host(request, input, CR_OP_NANMAX);
+    PyObject *numpy = NULL, *nan = NULL, *any = NULL;
+    int truth = -1;
+    if (values != NULL
+        && (numpy = PyImport_ImportModule("numpy")) != NULL
+        && (nan = PyObject_CallMethod(numpy, "isnan", "O", values)) != NULL
+        && (any = PyObject_CallMethod(nan, "any", NULL)) != NULL) {
+        truth = PyObject_IsTrue(any);
+    }
+    Py_XDECREF(any);
+    Py_XDECREF(nan);
+    Py_XDECREF(numpy);
+    Py_XDECREF(values);
+    return truth;
 }
 
 int

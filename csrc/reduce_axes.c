@@ -156,8 +156,11 @@ any_where(PyObject *array, const char *test, PyObject *argument)
 
 /* What NumPy says of a host result that the device finished: a
  * NaN-skipping index operator's all-NaN row (the device's -1) is its
- * ValueError, a NaN-skipping min's or max's and nanmean's NaN row its
- * RuntimeWarning (level 3: at the caller of the cudareduce function). */
+ * ValueError, a NaN-skipping min's or max's NaN row (all NaN) and
+ * nanmean's row of nothing but NaN (where a row's NaN result may also
+ * come from inf - inf: one more reduction tells) its RuntimeWarning
+ * (level 3: at the caller of the cudareduce function); nansum and
+ * nanprod say nothing of such rows. */
 static int
 report_host_result(const crpy_reduction_call *call, PyObject *result)
 {
@@ -175,12 +178,16 @@ report_host_result(const crpy_reduction_call *call, PyObject *result)
         }
         return all_nan == 0 ? 0 : -1;
     }
-    if (call->result->kind != 'f' && call->result->kind != 'c') {
+    if ((call->result->kind != 'f' && call->result->kind != 'c')
+        || !(call->op->selects_element || cr_op_counts(op))) {
         return 0;
     }
-    const int nan = any_where(result, "isnan", NULL);
-    if (nan <= 0) {
-        return nan;
+    int empty = any_where(result, "isnan", NULL);
+    if (empty > 0 && cr_op_counts(op)) {
+        empty = crpy_rows_all_nan(&call->request, call->input.dtype);
+    }
+    if (empty <= 0) {
+        return empty;
     }
     return PyErr_WarnEx(PyExc_RuntimeWarning,
                         cr_op_counts(op) ? "Mean of empty slice"
@@ -435,12 +442,13 @@ crpy_reduce_axes(crpy_reduction_call *call, int keepdims, PyObject *out,
             || crpy_run(request, &ignored) < 0) {
             goto done;
         }
+        /* NumPy's order: nanmean's sum warns before its count. */
         if (host_result != NULL
-            && (report_host_result(call, (PyObject *)host_result) < 0
-                || (!call->op->selects_element
-                    && crpy_report_rows_like_numpy(
-                           request, input->dtype, call->reduced,
-                           host_result) < 0))) {
+            && ((!call->op->selects_element
+                 && crpy_report_rows_like_numpy(request, input->dtype,
+                                                call->reduced,
+                                                host_result) < 0)
+                || report_host_result(call, (PyObject *)host_result) < 0)) {
             goto done;
         }
     }

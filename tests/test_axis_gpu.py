@@ -481,6 +481,13 @@ FP_CASES = [
     ("prod", np.full((2, 40), 1e10, np.float32), {"axis": 1}),
     ("nanmean", np.array([[np.inf, -np.inf, np.nan], [1, 2, 3]]),
      {"axis": 1}),
+    ("nanmean", np.array([[np.inf, -np.inf, np.nan], [np.nan] * 3]),
+     {"axis": 1}),
+    ("nanmean", np.array([[np.nan, np.nan], [1, 2]], np.float32),
+     {"axis": 1}),
+    ("nansum", np.array([[np.inf, -np.inf], [1, 2]]), {"axis": 1}),
+    ("nanmax", np.array([[np.nan, np.nan], [1, 2]], np.float32),
+     {"axis": 1}),
     ("sum", np.full((3, 4), 1.0, np.float32), {"axis": 0}),
 ]
 
