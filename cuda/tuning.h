@@ -72,7 +72,8 @@ typedef char cr_counted_result_fits
  * changing it changes results.  It must give a full warp of lanes.  A
  * chunk's 32 lanes are its parallelism: 1,024 (32 elements a lane) keeps
  * few long rows on every SM, where 8,192 left an argmax over (32, 2^17)
- * 16,384 threads. */
+ * 16,384 threads; it costs rows cut into several chunks
+ * (docs/recorded/axis-tuning-2026-11-27-h200.txt, item 2). */
 #define CR_ROW_CHUNK 1024
 typedef char cr_row_chunk_fills_a_warp[CR_ROW_CHUNK >= 32 ? 1 : -1];
 
