@@ -140,7 +140,14 @@ Sums only.  What :func:`run_host` returns::
 One result per (dtype, n, call); the calls are ``"cudareduce.sum(a)"``,
 ``"numpy.sum(a)"``, ``"torch.from_numpy(a).cuda().sum().item()"`` and
 ``"cupy.asarray(a).sum().item()"`` (the last two where they import and see
-a GPU).  ``median_ms`` is the median wall time of the whole call (the copy
+a GPU), then, where n is a multiple of 1024, along each axis of the same
+array as (n // 1024, 1024), C-contiguous (axis 1 reduces its rows, axis 0
+its columns): ``"cudareduce.sum(a, axis=1)"``, ``"numpy.sum(a,
+axis=1)"``, ``"cudareduce.sum(a, axis=0)"`` and ``"numpy.sum(a,
+axis=0)"``, each checked against the exact sums
+(:func:`~cudareduce.bench.host.axis_correct`).  A document written before
+the along-axis calls were timed has none, and reads as ever.
+``median_ms`` is the median wall time of the whole call (the copy
 to the GPU included, the result back on the host), ``gbps`` array bytes
 over it, ``pinned_gbps`` the pinned host-to-device copy of the same run.
 

@@ -17,7 +17,8 @@ from .figures import describe_sizes, short_n
 from .names import DEFAULT_OP, DTYPES, OPS
 
 from .axes import AXIS_CASES, AXIS_DTYPES, format_axes, run_axes
-from .host import HOST_DTYPES, HOST_SIZES, format_host, run_host
+from .host import (HOST_DTYPES, HOST_ROW, HOST_SIZES, format_host,
+                   run_host)
 from .ladder import DEFAULT_DTYPE, DEFAULT_THREADS, check_threads, run
 from .peers import (BASELINE_DTYPE, COMPARE_DTYPES, COMPARE_SIZES, LATENCY_N,
                     compare, format_comparison)
@@ -81,7 +82,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", action="store_true",
                    help=f"time whole sums of NumPy arrays instead (the copy "
                         f"to the GPU included) beside numpy.sum, torch and "
-                        f"cupy, {' and '.join(HOST_DTYPES)} at "
+                        f"cupy, and sums along each axis of the array as "
+                        f"(n // {HOST_ROW}, {HOST_ROW}) beside numpy.sum's, "
+                        f"{' and '.join(HOST_DTYPES)} at "
                         f"{describe_sizes(HOST_SIZES)}, under the pinned "
                         f"copy bandwidth")
     p.add_argument("--peers", action="store_true",

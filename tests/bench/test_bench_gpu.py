@@ -15,6 +15,7 @@ import pytest
 
 import cudareduce
 from cudareduce import _cudareduce, bench
+from cudareduce.bench import host
 from cudareduce.bench.figures import TABLE_HEADERS
 from cudareduce.bench.names import OPS, is_peer, peers_of
 from cudareduce.bench.policy import MAX_REPS, MIN_REPS
@@ -122,6 +123,31 @@ def test_run_each_op_checks_it_exactly(op):
     _check(doc, sizes, dtype, ["sequential", "fast", "cub"] + peers, op=op)
     title = dtype if op == "sum" else f"{dtype} {op}"
     assert f"\n{title}, n = 100,003, 256 threads per block\n" in doc.table()
+
+
+def test_run_host_small_whole_and_along_axes():
+    """``--host`` at small sizes: the whole calls and, where n makes rows
+    of 1024, ours and NumPy's along each axis, every one correct (the
+    exact checks ran), the report's along-axis tables and the targets'
+    rows on them."""
+    sizes = [1000, 1 << 12, 1 << 18]
+    doc = bench.run_host(sizes, progress=False, seed=3)
+    whole = [host.CUDAREDUCE_CALL, host.NUMPY_CALL] + [
+        call for call in (host.TORCH_CALL, host.CUPY_CALL)
+        if any(r["call"] == call for r in doc["results"])]
+    along = [call for axis in host.HOST_AXES
+             for call in (host.CUDAREDUCE_AXIS_CALLS[axis],
+                          host.NUMPY_AXIS_CALLS[axis])]
+    assert [(r["dtype"], r["n"], r["call"]) for r in doc["results"]] == [
+        (dtype, n, call) for dtype in host.HOST_DTYPES for n in sizes
+        for call in whole + (along if n != 1000 else [])]
+    assert all(r["correct"] and r["median_ms"] > 0 for r in doc["results"])
+    assert all(s.speed is not None for s in host.axis_speeds(doc))
+    text = bench.format_host(doc)
+    for dtype in host.HOST_DTYPES:
+        assert f"{dtype} along axis k of a as (n // 1024, 1024) (median " \
+               f"wall ms)" in text
+    assert "WRONG" not in text
 
 
 def test_run_with_peers():

@@ -25,7 +25,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -328,7 +328,8 @@ class FakeDevice:
     ``probe_calls`` ``(probe, nbytes, buffers, warmup, reps, mode, batch)``
     of each ``time_probe``, ``sum_calls`` ``(method, threads)`` of each
     call of :meth:`reducer`'s ``"sum"``, ``op_calls`` ``(op, method,
-    threads)`` of each of its calls; ``peers`` holds the :class:`FakePeer`
+    threads)`` of each of its calls, ``axis_calls`` ``(op, shape, axis)``
+    of each along an axis; ``peers`` holds the :class:`FakePeer`
     timers the fixtures' ``load_peer`` made, ``peer_dtypes`` the dtype
     each was loaded for.
     """
@@ -339,6 +340,7 @@ class FakeDevice:
         self.ops: list[str] = []
         self.probe_calls: list[tuple] = []
         self.op_calls: list[tuple] = []
+        self.axis_calls: list[tuple] = []
         self.peers: list[FakePeer] = []
         self.peer_dtypes: list[str] = []
 
@@ -355,10 +357,11 @@ class FakeDevice:
                 "memory_bus_bits": 5120, "driver_version": 13000,
                 "runtime_version": 13000, "cccl_version": 3_000_001}
 
-    def _value(self, a: np.ndarray, method: str, op: str) -> Any:
-        """NumPy's own answer of `op` (not the bench's reference), off by
-        one for a wrong method."""
-        value = getattr(np, op)(a)
+    def _value(self, a: np.ndarray, method: str, op: str,
+               axis: int | None = None) -> Any:
+        """NumPy's own answer of `op` (not the bench's reference) along
+        `axis`, off by one for a wrong method."""
+        value = getattr(np, op)(a, axis=axis)
         return value + 1 if method in self.wrong else value
 
     def cold_ms(self, method: str, a: np.ndarray) -> float:
@@ -418,11 +421,15 @@ class FakeDevice:
         return [t] * reps
 
     def reducer(self, op: str) -> Any:
-        """``cudareduce.<op>`` of a host-held "device array", by NumPy."""
+        """``cudareduce.<op>`` of a host-held "device array", by NumPy;
+        along `axis` where given."""
         def reduce(a: Any, method: str = cudareduce.DEFAULT_METHOD, *,
-                   threads: int = cudareduce.DEFAULT_THREADS) -> Any:
+                   threads: int = cudareduce.DEFAULT_THREADS,
+                   axis: int | None = None) -> Any:
             self.op_calls.append((op, method, threads))
-            return self._value(np.asarray(a), method, op)
+            if axis is not None:
+                self.axis_calls.append((op, np.shape(a), axis))
+            return self._value(np.asarray(a), method, op, axis)
         return reduce
 
 
@@ -604,18 +611,37 @@ def comparison(fast_us: dict[tuple[str, int], float] | None = None,
             "dtypes": list(dtypes)}
 
 
+#: host_document()'s numpy.sum(a, axis=k) time at 2^28, ms (a 256th of it
+#: at 2^20), and how many times faster ours is unless told otherwise.
+HOST_AXIS_NUMPY_MS, HOST_AXIS_SPEED = 200.0, 5.0
+
+
 def host_document(ours_ms=20.0, numpy_ms=150.0, torch_ms=140.0,
-                  cupy_ms=120.0, pinned_gbps=55.0, ours_correct=True) -> dict:
+                  cupy_ms=120.0, pinned_gbps=55.0, ours_correct=True,
+                  axis_speeds: Mapping[tuple[str, int, int], float] | None
+                  = None) -> dict:
     """A --host document: the four calls on float32 and int32 at 2^20 and
     2^28, each taking the given ms at 2^28 (a 256th of it at 2^20);
-    ours WRONG at float32 2^28 unless `ours_correct`."""
+    ours WRONG at float32 2^28 unless `ours_correct`.  With `axis_speeds`
+    (``{}`` for the defaults), the along-axis calls besides, after each
+    size's whole ones: numpy's :data:`HOST_AXIS_NUMPY_MS`, ours that over
+    the speed `axis_speeds` gives ``(dtype, n, axis)``, else over
+    :data:`HOST_AXIS_SPEED`; without, a document of before they were
+    timed."""
     results = []
     for dtype in ("float32", "int32"):
         for n in (1 << 20, 1 << 28):
-            for call, ms in ((host.CUDAREDUCE_CALL, ours_ms),
-                             (host.NUMPY_CALL, numpy_ms),
-                             (host.TORCH_CALL, torch_ms),
-                             (host.CUPY_CALL, cupy_ms)):
+            calls = [(host.CUDAREDUCE_CALL, ours_ms),
+                     (host.NUMPY_CALL, numpy_ms),
+                     (host.TORCH_CALL, torch_ms), (host.CUPY_CALL, cupy_ms)]
+            if axis_speeds is not None:
+                for axis in host.HOST_AXES:
+                    speed = axis_speeds.get((dtype, n, axis), HOST_AXIS_SPEED)
+                    calls += [(host.CUDAREDUCE_AXIS_CALLS[axis],
+                               HOST_AXIS_NUMPY_MS / speed),
+                              (host.NUMPY_AXIS_CALLS[axis],
+                               HOST_AXIS_NUMPY_MS)]
+            for call, ms in calls:
                 ms = ms if n == 1 << 28 else ms / 256
                 correct = ours_correct or not (
                     call == host.CUDAREDUCE_CALL and dtype == "float32"
