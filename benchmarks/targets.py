@@ -84,7 +84,17 @@ passed over.
 
 - ``cudareduce.sum(a)`` >= 4x as fast as ``numpy.sum(a)`` and as
   ``torch.from_numpy(a).cuda().sum().item()``;
-- its GB/s >= 0.70x the pinned host-to-device copy's.
+- its GB/s >= 0.70x the pinned host-to-device copy's;
+
+and, where the document times along axes (issue 43; one written before
+it did is held to the two above alone), for each of its dtypes, each axis
+k of ``a`` as (n // 1024, 1024) and each of its sizes from 1 MiB
+(:data:`HOST_AXIS_FROM`) that makes rows of 1024, and 1 GiB
+(:data:`HOST_AXIS_BIG`) whether measured or not:
+
+- ``cudareduce.sum(a, axis=k)`` at least as fast as ``numpy.sum(a,
+  axis=k)`` (:data:`HOST_AXIS_SPEED`), and >= 4x as fast at 1 GiB
+  (:data:`HOST_AXIS_BIG_SPEED`).
 
 ``--axis`` (issue 43: reductions along an axis, GPU times back to back,
 one run; the floor is the document's, per case: empty kernel + bytes read
@@ -118,7 +128,9 @@ from cudareduce.bench.axis_schema import (best_peer, case_groups,
                                           validate_axis_document)
 from cudareduce.bench.counters import DOCUMENT_KEYS as COUNTERS_KEYS
 from cudareduce.bench.counters import IDEAS, check_ideas
-from cudareduce.bench.host import NUMPY_CALL, TORCH_CALL, host_ratios
+from cudareduce.bench.host import (HOST_AXES, NUMPY_AXIS_CALLS, NUMPY_CALL,
+                                   TORCH_CALL, axis_speed, has_axis_calls,
+                                   host_ratios, times_axes)
 from cudareduce.bench.peers import (BASELINE_DTYPE, COMPARE_DTYPES,
                                     COMPARE_SIZES, LATENCY_N,
                                     LAUNCH_POLL_FLOOR, OURS_ON_CUPY,
@@ -132,11 +144,12 @@ from cudareduce.bench.schema import is_int, validate_document
 
 __all__ = ["AXIS_FLOOR_SHARES", "AXIS_OVER_PEERS", "AXIS_OVER_WORST",
            "AXIS_PEERS", "AXIS_PEER_DTYPE", "CUB_OPS", "FAST_OVER_CUB",
-           "FIRST_STEP", "FLOOR_FROM", "FLOOR_SHARE", "LADDER_SPEEDUP",
-           "OP_OVER_SUM", "SEVENTH_STEP", "Claim", "Target", "axis_targets",
-           "counters_targets", "format_targets", "host_targets",
-           "ladder_targets", "main", "op_targets", "peers_targets",
-           "targets"]
+           "FIRST_STEP", "FLOOR_FROM", "FLOOR_SHARE", "HOST_AXIS_BIG",
+           "HOST_AXIS_BIG_SPEED", "HOST_AXIS_FROM", "HOST_AXIS_SPEED",
+           "LADDER_SPEEDUP", "OP_OVER_SUM", "SEVENTH_STEP", "Claim",
+           "Target", "axis_targets", "counters_targets", "format_targets",
+           "host_axis_targets", "host_targets", "ladder_targets", "main",
+           "op_targets", "peers_targets", "targets"]
 
 #: The ladder's first and seventh steps, and how many times faster the
 #: seventh must be (cold, at the default size, else the largest n).
@@ -160,6 +173,12 @@ OP_OVER_SUM, _WIDE_ITEMSIZE = 0.95, 4
 #: CUB offers a caller no NaN-skipping reduction to match (our ``cub`` of
 #: them, as of every op, is its Reduce with our operator).
 CUB_OPS = ("prod", "min", "max", "argmin", "argmax")
+
+#: ``--host`` along axes (issue 43): ``numpy.sum(a, axis=k)``'s time over
+#: ``cudareduce.sum(a, axis=k)``'s at every size of the document from
+#: HOST_AXIS_FROM bytes, and at HOST_AXIS_BIG bytes (measured or not).
+HOST_AXIS_FROM, HOST_AXIS_SPEED = 1 << 20, 1.0
+HOST_AXIS_BIG, HOST_AXIS_BIG_SPEED = 1 << 30, 4.0
 
 #: The ``--axis`` cases, (shape, axis), and the share of its floor
 #: ``fast`` must reach on each, back to back (issue 43; the last is its
@@ -355,7 +374,9 @@ def peers_targets(comparison: Mapping[str, Any]) -> list[Target]:
 
 
 def host_targets(document: Mapping[str, Any]) -> list[Target]:
-    """The targets of a ``--host`` document, at its largest n, float32."""
+    """The targets of a ``--host`` document: the whole calls' at its
+    largest n, float32, then where it times along axes
+    :func:`host_axis_targets`."""
     found = host_ratios(document)
     speed = found.speed if found is not None else {}
     at = f", float32 n = {short_n(found.n)}" if found is not None else ""
@@ -364,6 +385,35 @@ def host_targets(document: Mapping[str, Any]) -> list[Target]:
     rows.append(Target(f"cudareduce / pinned copy (GB/s){at}",
                        found.pinned if found is not None else None,
                        ">=", 0.7))
+    if has_axis_calls(document):
+        rows += host_axis_targets(document)
+    return rows
+
+
+def host_axis_targets(document: Mapping[str, Any]) -> list[Target]:
+    """The along-axis targets of a ``--host`` document: for each of its
+    dtypes, each axis and each of its sizes from :data:`HOST_AXIS_FROM`
+    bytes that makes rows (:func:`~cudareduce.bench.host.times_axes`),
+    and :data:`HOST_AXIS_BIG` bytes, ``cudareduce.sum(a, axis=k)``'s speed
+    over ``numpy.sum(a, axis=k)`` (no figure where either is missing or
+    WRONG)."""
+    results = document["results"]
+    rows = []
+    for dtype in dict.fromkeys(r["dtype"] for r in results):
+        itemsize = numpy_dtype(dtype).itemsize
+        sizes = {r["n"] for r in results if r["dtype"] == dtype
+                 and r["n"] * itemsize >= HOST_AXIS_FROM
+                 and times_axes(r["n"])}
+        sizes.add(HOST_AXIS_BIG // itemsize)
+        for axis in HOST_AXES:
+            for n in sorted(sizes):
+                big = n * itemsize == HOST_AXIS_BIG
+                rows.append(Target(
+                    f"cudareduce / {NUMPY_AXIS_CALLS[axis]} (speed), "
+                    f"{dtype} n = {short_n(n)} "
+                    f"({n * itemsize / 2**20:,.0f} MiB)",
+                    axis_speed(document, dtype, n, axis).speed, ">=",
+                    HOST_AXIS_BIG_SPEED if big else HOST_AXIS_SPEED))
     return rows
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from support.bench_data import (COMPARISON_CUB_SPEED, COMPARISON_FLOOR_SHARE,
-                                comparison, counters_document, document,
+                                HOST_AXIS_SPEED, comparison, counters_document, document,
                                 host_document, row, synthetic_document,
                                 synthetic_result)
 from cudareduce.bench import counters, host, peers
@@ -201,6 +201,75 @@ def test_host_targets_without_our_figure():
     assert [(t.value, t.met) for t in rows] == [(None, None)] * 3
 
 
+def _axis_what(dtype, n, axis):
+    mib = "4" if n == 1 << 20 else "1,024"
+    return (f"cudareduce / numpy.sum(a, axis={axis}) (speed), {dtype} "
+            f"n = {'2^20' if n == 1 << 20 else '2^28'} ({mib} MiB)")
+
+
+def test_host_targets_along_axes():
+    # a document of before the axis calls: the whole calls' targets alone
+    assert len(targets.host_targets(host_document())) == 3
+    rows = by_what(targets.host_targets(host_document(axis_speeds={
+        ("float32", 1 << 20, 0): 1.2, ("int32", 1 << 28, 1): 4.5})))
+    # after the whole calls' three: dtype, axis, size
+    assert list(rows)[3:] == [_axis_what(dtype, n, axis)
+                              for dtype in ("float32", "int32")
+                              for axis in (1, 0)
+                              for n in (1 << 20, 1 << 28)]
+    assert rows[_axis_what("float32", 1 << 20, 1)] == \
+        pytest.approx((HOST_AXIS_SPEED, ">= 1.00x", True))
+    assert rows[_axis_what("float32", 1 << 20, 0)] == \
+        pytest.approx((1.2, ">= 1.00x", True))
+    assert rows[_axis_what("float32", 1 << 28, 0)] == \
+        pytest.approx((HOST_AXIS_SPEED, ">= 4.00x", True))
+    assert rows[_axis_what("int32", 1 << 28, 1)] == \
+        pytest.approx((4.5, ">= 4.00x", True))
+    # slower than numpy from 1 MiB, or under 4x at 1 GiB: missed
+    missed = by_what(targets.host_targets(host_document(axis_speeds={
+        ("float32", 1 << 20, 0): 0.9, ("int32", 1 << 28, 1): 3.9})))
+    assert [what for what, (_, _, met) in missed.items() if not met] == [
+        _axis_what("float32", 1 << 20, 0), _axis_what("int32", 1 << 28, 1)]
+
+
+def test_host_axis_targets_without_a_figure():
+    document = host_document(axis_speeds={})
+    results = document["results"]
+    # ours WRONG at float32 2^20 axis 1; numpy's axis 0 missing at int32
+    # 2^28; int32 2^20 axis 1 missing both
+    next(r for r in results if r["call"] == host.CUDAREDUCE_AXIS_CALLS[1]
+         and r["dtype"] == "float32" and r["n"] == 1 << 20)["correct"] = False
+    document["results"] = [r for r in results if not (
+        r["dtype"] == "int32" and (
+            (r["n"] == 1 << 28 and r["call"] == host.NUMPY_AXIS_CALLS[0])
+            or (r["n"] == 1 << 20 and r["call"] in (
+                host.CUDAREDUCE_AXIS_CALLS[1], host.NUMPY_AXIS_CALLS[1]))))]
+    rows = by_what(targets.host_targets(document))
+    assert [what for what, (value, _, met) in rows.items()
+            if value is None and met is None] == [
+        _axis_what("float32", 1 << 20, 1), _axis_what("int32", 1 << 20, 1),
+        _axis_what("int32", 1 << 28, 0)]
+
+
+def test_host_axis_targets_at_the_measured_sizes_and_1_gib():
+    # sizes under 1 MiB and those that make no rows of 1024 have no
+    # target; 1 GiB has one, measured or not
+    document = host_document(axis_speeds={})
+    document["results"] = [r for r in document["results"]
+                           if r["n"] == 1 << 20 and r["dtype"] == "int32"]
+    document["results"] += [{**r, "n": n} for r in document["results"]
+                             for n in (1 << 18, (1 << 18) - 1, 1 << 24,
+                                       (1 << 20) + 1)]
+    rows = targets.host_axis_targets(document)
+    assert [(t.what.split("int32 n = ")[1], t.limit, t.met)
+            for t in rows] == [
+        (size, limit, met) for _ in (1, 0)
+        for size, limit, met in (("2^18 (1 MiB)", 1.0, True),
+                                 ("2^20 (4 MiB)", 1.0, True),
+                                 ("2^24 (64 MiB)", 1.0, True),
+                                 ("2^28 (1,024 MiB)", 4.0, None))]
+
+
 def test_format_targets():
     # float32 2^28: fast 400 µs, cub 380, the floor 337.54 (2 µs + 1 GiB
     # at 3,200 GB/s)
@@ -360,6 +429,15 @@ def _write(tmp_path, document, name="doc.json"):
     return str(path)
 
 
+def _without_axis_call(call: str) -> dict:
+    """host_document() with the axis calls, but for `call` at int32
+    2^28."""
+    doc = host_document(axis_speeds={})
+    doc["results"] = [r for r in doc["results"] if not (
+        r["call"] == call and r["dtype"] == "int32" and r["n"] == 1 << 28)]
+    return doc
+
+
 def _default_at(doc: dict, n: int) -> dict:
     """`doc` with its default size planted at `n` (the synthetic run's is
     2^22, where its fixed costs keep step 7 under 6x step 1)."""
@@ -374,6 +452,10 @@ def _default_at(doc: dict, n: int) -> dict:
     (comparison(dtypes=COMPLEX), 0), (comparison(op="prod"), 0),
     (host_document(), 0), (host_document(numpy_ms=60.0), 1),
     (host_document(ours_correct=False), 1),
+    (host_document(axis_speeds={}), 0),
+    (host_document(axis_speeds={("int32", 1 << 20, 0): 0.95}), 1),
+    (host_document(axis_speeds={("float32", 1 << 28, 1): 3.5}), 1),
+    (_without_axis_call(host.NUMPY_AXIS_CALLS[0]), 1),
     (_default_at(synthetic_document(), 1 << 24), 0),
     (_default_at(synthetic_document(
         wrong=[("multi_element", "float32", 1 << 24)]), 1 << 24), 1),
