@@ -53,7 +53,7 @@ from typing import Any
 
 from .names import (DTYPES, OPS, REFERENCE_METHOD, ladder_methods,
                     numpy_dtype, peers_of)
-from .schema import Rules, check_device, check_part, is_date, is_int
+from .schema import Rules, check_part, check_provenance, is_int, is_text
 
 __all__ = [
     "AXIS_DOCUMENT_KEYS", "AXIS_FLOOR_KEYS", "AXIS_KIND", "AXIS_PROBE_KEYS",
@@ -285,12 +285,8 @@ def _positive(x: Any) -> bool:
             and math.isfinite(x) and x > 0)
 
 
-def _text(x: Any) -> bool:
-    return isinstance(x, str) and bool(x) and x == x.strip()
-
-
 def _names(x: Any) -> bool:
-    return isinstance(x, list) and all(map(_text, x))
+    return isinstance(x, list) and all(map(is_text, x))
 
 
 _POSITIVE = (_positive, "a finite number > 0")
@@ -298,9 +294,9 @@ _OPTIONAL = (lambda x: x is None or _positive(x),
              "null or a finite number > 0")
 _COUNT = (lambda x: is_int(x) and x >= 0, "an integer >= 0")
 _SOFTWARE_RULES: Rules = {
-    "numpy": (_text, "a non-empty string"),
-    "cupy": (lambda x: x is None or _text(x), "null or a non-empty string"),
-    "torch": (lambda x: x is None or _text(x), "null or a non-empty string"),
+    "numpy": (is_text, "a non-empty string"),
+    "cupy": (lambda x: x is None or is_text(x), "null or a non-empty string"),
+    "torch": (lambda x: x is None or is_text(x), "null or a non-empty string"),
     "cupy_accelerators": (
         lambda x: x is None or (isinstance(x, Mapping)
                                 and set(x) == {"reduction", "routine"}
@@ -320,7 +316,7 @@ _PROBE_RULES: Rules = {
 _DOCUMENT_RULES: Rules = dict.fromkeys(AXIS_DOCUMENT_KEYS,
                                        (lambda x: True, "anything"))
 _RESULT_RULES: Rules = {
-    "method": (_text, "a non-empty string"),
+    "method": (is_text, "a non-empty string"),
     "op": (lambda x: x in OPS, f"one of {OPS}"),
     "dtype": (lambda x: x in DTYPES, f"one of {DTYPES}"),
     "shape": (lambda x: isinstance(x, list) and bool(x)
@@ -335,7 +331,7 @@ _RESULT_RULES: Rules = {
     "pct_floor": _OPTIONAL,
     "correct": (lambda x: x is None or isinstance(x, bool),
                 "null, true or false"),
-    "unavailable": (lambda x: x is None or _text(x),
+    "unavailable": (lambda x: x is None or is_text(x),
                     "null or a non-empty string"),
 }
 
@@ -444,14 +440,9 @@ def validate_axis_document(doc: Any) -> None:
     if not is_int(doc["schema"]) or doc["schema"] != AXIS_SCHEMA:
         raise ValueError(f"schema: expected {AXIS_SCHEMA}, got "
                          f"{doc['schema']!r}")
-    if not _text(doc["cudareduce_version"]):
-        raise ValueError("cudareduce_version: expected a non-empty string")
-    if not is_date(doc["date"]):
-        raise ValueError(f"date: expected ISO 8601 UTC like "
-                         f"\"2026-11-24T12:34:56Z\", got {doc['date']!r}")
-    check_device(doc["device"])
+    check_provenance(doc)
     check_part(doc["software"], _SOFTWARE_RULES, "software")
-    check_part(doc["timing"], {"method": (_text, "a non-empty string")},
+    check_part(doc["timing"], {"method": (is_text, "a non-empty string")},
                "timing")
     check_part(doc["floor"], _FLOOR_RULES, "floor")
     probes: dict[int, Mapping[str, Any]] = {}

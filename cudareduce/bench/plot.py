@@ -38,7 +38,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -104,11 +104,14 @@ def _reference_style(method: str) -> tuple[str, str]:
     return _REFERENCE_STYLES.get(method.split(".")[0], _OTHER_REFERENCE)
 
 
-def _load(results: Mapping[str, Any] | str | os.PathLike) -> Mapping[str, Any]:
+def _load(results: Mapping[str, Any] | str | os.PathLike,
+          validate: Callable[[Any], None] = validate_document
+          ) -> Mapping[str, Any]:
+    """A document (or the one in a JSON file), checked by `validate`."""
     if isinstance(results, (str, os.PathLike)):
         with open(results, encoding="utf-8") as f:
             results = json.load(f)
-    validate_document(results)
+    validate(results)
     return results
 
 
@@ -565,10 +568,7 @@ def plot_axes(document: Mapping[str, Any] | str | os.PathLike,
     ValueError
         The document is invalid, or no result in it was timed.
     """
-    if isinstance(document, (str, os.PathLike)):
-        with open(document, encoding="utf-8") as f:
-            document = json.load(f)
-    validate_axis_document(document)
+    document = _load(document, validate_axis_document)
     groups = case_groups(document["results"])
     timed = [r for group in groups.values() for r in group.values()
              if r["pct_floor"] is not None]

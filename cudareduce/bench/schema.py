@@ -65,7 +65,8 @@ from .names import (DEFAULT_OP, DTYPES, FAST_METHOD, OPS,
 __all__ = [
     "DEVICE_KEYS", "DOCUMENT_KEYS", "FLOOR_KEYS", "PROBE_KEYS",
     "RESULT_KEYS", "SCHEMA", "TIME_KEYS", "TIMING_KEYS", "Rules",
-    "check_device", "check_part", "describe_device", "is_date", "is_int",
+    "check_device", "check_part", "check_provenance", "describe_device",
+    "is_date", "is_int", "is_text",
     "make_document", "make_result", "now", "result_bytes",
     "validate_document", "write_json",
 ]
@@ -238,7 +239,7 @@ def _int_from(low: int) -> Callable[[Any], bool]:
     return lambda x: is_int(x) and x >= low
 
 
-def _text(x: Any) -> bool:
+def is_text(x: Any) -> bool:
     """A non-empty string without surrounding white space."""
     return isinstance(x, str) and bool(x) and x == x.strip()
 
@@ -267,7 +268,7 @@ Rules = dict[str, tuple[Callable[[Any], bool], str]]
 _POSITIVE = (_positive, "a finite number > 0")
 _TIME = (lambda x: x is None or _positive(x), "null or a finite number > 0")
 _DEVICE_RULES: Rules = {
-    "name": (_text, "a non-empty string"),
+    "name": (is_text, "a non-empty string"),
     "compute_capability": (_int_from(10),
                            "an integer >= 10 (10 * major + minor)"),
     "sm_count": (_int_from(1), "an integer >= 1"),
@@ -276,16 +277,16 @@ _DEVICE_RULES: Rules = {
     "sm_clock_mhz": (_int_from(1), "an integer >= 1"),
     "memory_clock_mhz": (_int_from(1), "an integer >= 1"),
     "memory_bus_bits": (_int_from(1), "an integer >= 1"),
-    "driver": (lambda x: x is None or _text(x),
+    "driver": (lambda x: x is None or is_text(x),
                "null or a non-empty string"),
     "driver_cuda": (_matches(r"\d+\.\d+"), 'a version "major.minor"'),
     "cuda_runtime": (_matches(r"\d+\.\d+"), 'a version "major.minor"'),
     "cccl": (_matches(r"\d+\.\d+\.\d+"), 'a version "major.minor.patch"'),
 }
 _TIMING_RULES: Rules = {
-    "method": (_text, "a non-empty string"),
+    "method": (is_text, "a non-empty string"),
     "default_n": (_int_from(1), "an integer >= 1"),
-    "default_n_rule": (_text, "a non-empty string"),
+    "default_n_rule": (is_text, "a non-empty string"),
 }
 _FLOOR_RULES: Rules = {
     "empty_cold_us": _POSITIVE, "empty_batch_us": _POSITIVE,
@@ -297,7 +298,7 @@ _PROBE_RULES: Rules = {
     "read_cold_us": _POSITIVE, "read_batch_us": _POSITIVE,
 }
 _RESULT_RULES: Rules = {
-    "method": (_text, "a non-empty string"),
+    "method": (is_text, "a non-empty string"),
     "op": (lambda x: x in OPS, f"one of {OPS}"),
     "dtype": (lambda x: x in DTYPES, f"one of {DTYPES}"),
     "n": (_int_from(1), "an integer >= 1"),
@@ -340,6 +341,23 @@ def check_device(device: Any, where: str = "device") -> None:
     `device` is a document's ``device`` (:data:`DEVICE_KEYS`), as
     :func:`describe_device` writes it."""
     check_part(device, _DEVICE_RULES, where)
+
+
+def check_provenance(doc: Mapping[str, Any]) -> None:
+    """Checks what every bench document says of where it comes from: its
+    ``cudareduce_version``, ``date`` and ``device``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first violation by its path.
+    """
+    if not is_text(doc["cudareduce_version"]):
+        raise ValueError("cudareduce_version: expected a non-empty string")
+    if not is_date(doc["date"]):
+        raise ValueError(f"date: expected ISO 8601 UTC like "
+                         f"\"2026-11-24T12:34:56Z\", got {doc['date']!r}")
+    check_device(doc["device"])
 
 
 def _list_at(doc: Mapping[str, Any], key: str) -> list:
@@ -421,12 +439,7 @@ def validate_document(doc: Any) -> None:
     if not is_int(doc["schema"]) or doc["schema"] != SCHEMA:
         raise ValueError(f"schema: expected {SCHEMA}, got {doc['schema']!r} "
                          f"(a document of another bench version)")
-    if not _text(doc["cudareduce_version"]):
-        raise ValueError("cudareduce_version: expected a non-empty string")
-    if not is_date(doc["date"]):
-        raise ValueError(f"date: expected ISO 8601 UTC like "
-                         f"\"2026-11-24T12:34:56Z\", got {doc['date']!r}")
-    check_device(doc["device"])
+    check_provenance(doc)
     check_part(doc["timing"], _TIMING_RULES, "timing")
     check_part(doc["floor"], _FLOOR_RULES, "floor")
     probed = set()
