@@ -1,6 +1,7 @@
 /* axes.cu: a reduction along axes (cr_request's rows): its input on the
- * device (host data copied there whole, a cast pass where the route asks
- * for one, or cub for contiguous rows), the passes of its plan
+ * device (host data copied there whole, through the pinned ring of
+ * host_path.cu; a cast pass where the route asks for one, or cub for
+ * contiguous rows), the passes of its plan
  * (rows_plan.c; the kernels are kernels/rows.cuh's) or CUB's segmented
  * reduce, and its results, finished into out (store.cu) on the device or
  * copied to the host. */
@@ -9,6 +10,7 @@
 #include "axes.cuh"
 #include "check.cuh"
 #include "gather.cuh"
+#include "host/host_path.cuh"
 #include "memory/pool.cuh"
 #include "rows_plan.h"
 #include "store.cuh"
@@ -224,8 +226,11 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
         if (status != CR_OK) {
             goto done;
         }
-        CR_CHECK(cudaMemcpyAsync(copied, in + low, (size_t)(high - low),
-                                 cudaMemcpyHostToDevice, stream));
+        status = cr_copy_host_to_device(in + low, (size_t)(high - low),
+                                        copied, stream, error);
+        if (status != CR_OK) {
+            goto done;
+        }
         in = copied - low;
     }
     if (route->staged != request->type || request->layout != NULL

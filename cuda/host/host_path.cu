@@ -1,5 +1,7 @@
 /* host_path.cu: reductions of host arrays, streamed through the pinned
- * ring of host_ring.cuh, and the test hook that fails one mid-stream. */
+ * ring of host_ring.cuh, the copy of a host array's bytes through it (for
+ * a reduction along axes), and the test hook that fails a reduction
+ * mid-stream. */
 #include <atomic>
 
 #include "check.cuh"
@@ -169,3 +171,47 @@ done:
     return status;
 }
 
+
+cr_status
+cr_copy_host_to_device(const void *src, size_t bytes, void *dst,
+                       cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    cr_host_ring *ring = NULL;
+    size_t first = 0;
+    int slot = 0;
+
+    status = cr_host_rings.acquire(&ring, error);
+    if (status != CR_OK) {
+        return status;
+    }
+    for (int64_t k = 0; first < bytes; k++) {
+        const size_t count = bytes - first < ring->chunk_bytes
+                             ? bytes - first : ring->chunk_bytes;
+        slot = (int)(k % ring->count);
+        /* The slot's last chunk was copied out before it is staged anew
+         * (an event never recorded is complete). */
+        CR_CHECK(cudaEventSynchronize(ring->copied[slot]));
+        cr_stager_copy(ring->stager, static_cast<const unsigned char *>(src),
+                       NULL, 1, (int64_t)first, (int64_t)count,
+                       ring->staging[slot]);
+        CR_CHECK(cudaMemcpyAsync(static_cast<unsigned char *>(dst) + first,
+                                 ring->staging[slot], count,
+                                 cudaMemcpyHostToDevice, ring->copy_stream));
+        CR_CHECK(cudaEventRecord(ring->copied[slot], ring->copy_stream));
+        first += count;
+    }
+    if (bytes > 0) {
+        CR_CHECK(cudaStreamWaitEvent(stream, ring->copied[slot], 0));
+    }
+
+done:
+    /* No copy may still read a staging buffer when the ring is let go. */
+    const cudaError_t drained = cudaStreamSynchronize(ring->copy_stream);
+    if (drained != cudaSuccess && status == CR_OK) {
+        status = cr_record_cuda_error(drained, "cudaStreamSynchronize(the "
+                                      "ring's copy stream)", error);
+    }
+    cr_host_rings.release(ring, status == CR_OK);
+    return status;
+}

@@ -14,4 +14,13 @@
 cr_status cr_reduce_host(const cr_request *request, const cr_route *route,
                          cudaStream_t stream, void *result, cr_error *error);
 
+/* Copies `bytes` of host memory at `src` (pageable) to device memory at
+ * `dst` through the ring, so that a host array reduced along axes moves
+ * at the ring's rate, not a pageable copy's: chunk k staged into slot
+ * k % count by the staging threads while the copy stream moves the chunks
+ * before it; `stream` then waits for the last copy.  Returns once every
+ * copy has been done (the ring is clean for its next user). */
+cr_status cr_copy_host_to_device(const void *src, size_t bytes, void *dst,
+                                 cudaStream_t stream, cr_error *error);
+
 #endif /* CUDAREDUCE_HOST_PATH_CUH */
