@@ -3,10 +3,13 @@ count miss: tests deselected by -k/-m (only the no_gpu ones may be), and
 expected failures (only those on the allow-list may XFAIL; no XPASS).
 
 Usage: verdict_extras.py --deselected FILE... --log FILE --allowlist FILE
+                         [--phases PHASE...]
 
 With several reports (one per pytest run of the check, each selecting its
 part of the suite with -m), a test counts as deselected only if every run
-deselected it.
+deselected it.  A report's entry is [node id, is a no_gpu test, its phase
+("shared" or "whole_gpu")]; with --phases, a test of a phase this check
+did not run (another call's, GPU_CHECK_PHASES) is no finding.
 Prints each finding and exits 1 if there is any.
 """
 from __future__ import annotations
@@ -39,9 +42,11 @@ def deselected_by_all(reports: list[list]) -> list:
     return [entry for entry in reports[0] if entry[0] in common]
 
 
-def findings(deselected: list, log: str, allowed: set[str]) -> list[str]:
-    found = [f"deselected, not a no_gpu test: {node}"
-             for node, is_no_gpu in deselected if not is_no_gpu]
+def findings(deselected: list, log: str, allowed: set[str],
+             phases: tuple[str, ...] = ("shared", "whole_gpu")) -> list[str]:
+    found = [f"deselected, not a no_gpu test: {entry[0]}"
+             for entry in deselected
+             if not entry[1] and (len(entry) < 3 or entry[2] in phases)]
     for line in log.splitlines():
         kind = line.split(" ", 1)[0]
         if kind == "XPASS":
@@ -57,11 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deselected", type=Path, nargs="+", required=True)
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--allowlist", type=Path, required=True)
+    parser.add_argument("--phases", nargs="+", default=["shared", "whole_gpu"],
+                        choices=["shared", "whole_gpu"])
     args = parser.parse_args(argv)
     reports = [json.loads(path.read_text()) if path.exists() else []
                for path in args.deselected]
     found = findings(deselected_by_all(reports), args.log.read_text(errors="replace"),
-                     read_allowlist(args.allowlist))
+                     read_allowlist(args.allowlist), tuple(args.phases))
     for finding in found:
         print(f"== gpu-check: FAILED: {finding}")
     return 1 if found else 0

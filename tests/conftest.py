@@ -108,7 +108,9 @@ def pytest_deselected(items):
     config = items[0].config if items else None
     if config is not None:
         config.stash.setdefault(_deselected_key, []).extend(
-            [item.nodeid, "no_gpu" in item.keywords] for item in items)
+            [item.nodeid, "no_gpu" in item.keywords,
+             "whole_gpu" if "whole_gpu" in item.keywords else "shared"]
+            for item in items)
 
 
 def pytest_sessionfinish(session):

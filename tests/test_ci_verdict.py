@@ -41,6 +41,18 @@ def test_split_runs_deselect_only_what_no_run_selected():
     assert verdict.deselected_by_all([]) == []
 
 
+def test_a_phase_another_call_runs_is_no_finding():
+    # GPU_CHECK_PHASES=shared: the whole_gpu tests are another call's.
+    deselected = [["tests/t.py::a", True, "shared"],
+                  ["tests/t.py::w", False, "whole_gpu"],
+                  ["tests/t.py::k", False, "shared"]]
+    assert verdict.findings(deselected, LOG, {ALLOWED}, ("shared",)) == [
+        "deselected, not a no_gpu test: tests/t.py::k"]
+    assert verdict.findings(deselected, LOG, {ALLOWED}) == [
+        "deselected, not a no_gpu test: tests/t.py::w",
+        "deselected, not a no_gpu test: tests/t.py::k"]
+
+
 def test_an_xfail_not_on_the_list_is_a_finding():
     log = LOG + "XFAIL /tmp/x/tests/test_b.py::test_new[p] - crashed\n"
     assert verdict.findings([], log, {ALLOWED}) == [
