@@ -34,10 +34,10 @@ def read_allowlist(path: Path) -> set[str]:
 
 
 def deselected_by_all(reports: list[list]) -> list:
-    """The [node, is_no_gpu] entries that every report lists."""
+    """The entries ([node, is_no_gpu, phase]) that every report lists."""
     if not reports:
         return []
-    common = set.intersection(*({node for node, _ in report}
+    common = set.intersection(*({entry[0] for entry in report}
                                 for report in reports))
     return [entry for entry in reports[0] if entry[0] in common]
 

@@ -39,6 +39,11 @@ def test_split_runs_deselect_only_what_no_run_selected():
         ["tests/t.py::a", True], ["tests/t.py::k", False]]
     assert verdict.deselected_by_all([shared]) == shared
     assert verdict.deselected_by_all([]) == []
+    # Entries that name their phase too.
+    assert verdict.deselected_by_all(
+        [[["tests/t.py::w", False, "whole_gpu"]],
+         [["tests/t.py::w", False, "whole_gpu"]]]) == [
+        ["tests/t.py::w", False, "whole_gpu"]]
 
 
 def test_a_phase_another_call_runs_is_no_finding():
