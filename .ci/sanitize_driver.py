@@ -235,11 +235,15 @@ def check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
 
 #: Reductions along axes (issue 43): (shape, axis) of a C-contiguous
 #: array, each read as given and as its transposed copy: rows (a warp or
-#: lanes a row), columns, chunks of more than CR_ROW_CHUNK, reduced axes
-#: gathered first (0 and 2), rows of no element.
+#: lanes a row), columns (a thread a lane; 8 threads a column where there
+#: are 513 tiles of 32: (9, 16400)), chunks of more than CR_ROW_CHUNK,
+#: reduced axes gathered first (0 and 2), rows of no element, short rows
+#: side by side read in gangs ((4, 2000) along axis 0; the rows past the
+#: last whole gang: a view of 39 of 44 columns, AXIS_VIEWS).
 AXES = [((33, 257), 1), ((257, 33), 0), ((3, 8193), 1), ((8193, 3), 0),
         ((4, 33, 31), (0, 2)), ((5, 0), 1), ((2000, 4), 1), ((4, 2000), 0),
-        ((2, 5 * 1024 + 1), 1)]
+        ((2, 5 * 4096 + 1), 1), ((9, 16400), 0)]
+AXIS_VIEWS = [((4, 44), (slice(None), slice(0, 39)), 0)]
 
 
 def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
@@ -248,9 +252,11 @@ def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
     cub) into a device result, against NumPy (integer-valued float32 and
     int32 data: exact answers)."""
     calls = 0
-    for shape, axis in AXES:
+    cases = [(shape, (), axis) for shape, axis in AXES] + AXIS_VIEWS
+    for shape, view, axis in cases:
         for dtype in (np.float32, np.int32):
-            host = rng.integers(-3, 4, shape).astype(dtype)
+            whole = rng.integers(-3, 4, shape).astype(dtype)
+            host = whole[view]
             for op in ops:
                 single = isinstance(axis, tuple) and op.startswith(
                     ("arg", "nanarg"))
@@ -262,7 +268,7 @@ def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
                     warnings.simplefilter("ignore", RuntimeWarning)
                     want = getattr(np, op)(host, axis=axis)
                 for data, method in itertools.product(
-                        (cupy.asarray(host),
+                        (cupy.asarray(whole)[view],
                          cupy.asarray(np.ascontiguousarray(host.T)).T),
                         ("fast", "cub")):
                     with warnings.catch_warnings():

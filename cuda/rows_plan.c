@@ -141,11 +141,13 @@ ceil_div(int64_t a, int64_t b)
 }
 
 /* The launch of a pass over `rows` rows by its kernel: the column
- * kernel's blocks as many adjacent rows as there are up to 32 (or more
- * for a small group, to CR_ROWS_THREADS threads) by `group` lanes; the
- * others' CR_ROWS_THREADS threads, as many blocks as give each chunk its
- * group, or each thread of the short-row kernel 8 rows (the most it
- * loads at once). */
+ * kernel's blocks as many adjacent rows as there are up to
+ * CR_ROWS_THREADS / CR_COLUMN_THREADS by CR_COLUMN_THREADS threads a row,
+ * or by the group's lanes where there are fewer than CR_COLUMN_ITEMS
+ * blocks; the others'
+ * CR_ROWS_THREADS threads, as many blocks as give each chunk its group,
+ * or each thread of the short-row kernel 8 rows (two turns of its loads
+ * at once for float32). */
 static void
 plan_launch(cr_rows_pass *pass, int64_t rows)
 {
@@ -153,21 +155,28 @@ plan_launch(cr_rows_pass *pass, int64_t rows)
     switch (pass->kernel) {
     case CR_ROWS_KERNEL_COLUMNS: {
         int width = 1;
-        const int widest = 32 * pass->group >= CR_ROWS_THREADS
-                           ? 32 : CR_ROWS_THREADS / pass->group;
-        while (width < widest && width < rows) {
+        while (width < CR_ROWS_THREADS / CR_COLUMN_THREADS && width < rows) {
             width *= 2;
         }
         pass->threads_x = width;
-        pass->threads_y = pass->group;
         blocks = ceil_div(rows, width) * pass->chunks;
+        pass->threads_y = blocks >= CR_COLUMN_ITEMS ? CR_COLUMN_THREADS
+                                                    : pass->group;
         break;
     }
-    case CR_ROWS_KERNEL_SHORT:
+    case CR_ROWS_KERNEL_SHORT: {
+        /* 8 rows a thread, but a row a thread where that leaves fewer
+         * than CR_ROWS_MIN_BLOCKS: a later pass's 4,096 rows took 2
+         * blocks, 4.5 us where one row a thread takes 16. */
+        const int64_t spread = ceil_div(rows, CR_ROWS_THREADS);
         pass->threads_x = CR_ROWS_THREADS;
         pass->threads_y = 1;
         blocks = ceil_div(rows, 8 * CR_ROWS_THREADS);
+        if (blocks < CR_ROWS_MIN_BLOCKS) {
+            blocks = spread < CR_ROWS_MIN_BLOCKS ? spread : CR_ROWS_MIN_BLOCKS;
+        }
         break;
+    }
     default:
         pass->threads_x = CR_ROWS_THREADS;
         pass->threads_y = 1;

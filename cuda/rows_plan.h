@@ -45,9 +45,9 @@ typedef enum {
  * last pass).  Its launch: `blocks` blocks of threads_x by threads_y
  * threads (the row kernel: CR_ROWS_THREADS by 1, 32 / group chunks a
  * warp; the column kernel: adjacent rows, as many as there are up to
- * 32, by `group` lanes; the short-row kernel: CR_ROWS_THREADS by 1, a
- * row a thread), a grid-stride loop taking what CR_ROWS_MAX_BLOCKS
- * blocks leave. */
+ * 32, by CR_COLUMN_THREADS threads a row or the group's; the short-row
+ * kernel: CR_ROWS_THREADS by 1, a row a thread), a grid-stride loop
+ * taking what CR_ROWS_MAX_BLOCKS blocks leave. */
 typedef struct {
     cr_rows_kernel kernel;
     int64_t length;

@@ -70,11 +70,13 @@ typedef char cr_counted_result_fits
  * partials by the same procedure, pass after pass.  The chunk is part of
  * the one order every kernel keeps, so a result's bits depend on it:
  * changing it changes results.  It must give a full warp of lanes.  A
- * chunk's 32 lanes are its parallelism: 1,024 (32 elements a lane) keeps
- * few long rows on every SM, where 8,192 left an argmax over (32, 2^17)
- * 16,384 threads; it costs rows cut into several chunks
- * (docs/recorded/axis-tuning-2026-11-27-h200.txt, item 2). */
-#define CR_ROW_CHUNK 1024
+ * chunk's 32 lanes are its parallelism: shorter chunks keep few long rows
+ * on every SM, longer ones take fewer passes and trees.  Of 1,024, 4,096
+ * and 8,192 on the issue's shapes, 4,096 was within 10% of the faster of
+ * the other two on each but (4, 2^24) along axis 1 (72.8 against 69.1
+ * us); 8,192 ran argmax over (32, 2^17) at 17.0 us against 13.3, slower
+ * than torch (docs/recorded/axis-kernels-2026-11-27-h200.txt). */
+#define CR_ROW_CHUNK 4096
 typedef char cr_row_chunk_fills_a_warp[CR_ROW_CHUNK >= 32 ? 1 : -1];
 
 /* The row kernel's threads per block (warps, each a row or a few short
@@ -82,17 +84,43 @@ typedef char cr_row_chunk_fills_a_warp[CR_ROW_CHUNK >= 32 ? 1 : -1];
  * the lanes each takes). */
 #define CR_ROWS_THREADS 256
 
+/* The blocks an SM the row kernel is bound to hold (64 registers a
+ * thread), and the short-row kernels and the column kernel's narrow
+ * shape half as many (128: their rows' elements and results, or four
+ * lanes' accumulators, take more).  Bound by threads alone, ptxas
+ * spilled 12 bytes of the row kernel's int32 min and max at 48
+ * registers, and 4 to 16 of the others' at 63 or 64 (sm_90, nvcc 13.0):
+ * a register limit of its own lets it use more. */
+#define CR_ROWS_BLOCKS_PER_SM (CR_THREADS_PER_SM / 2 / CR_ROWS_THREADS)
+
 /* Loads in flight a lane of the row and column kernels (kernels/
  * rows.cuh): a lane's elements are 32 apart, so that its loads cannot be
- * widened, and a chunk's 32 lanes are all of its parallelism.  16 spilled
- * (ptxas, sm_90: float min and max; the column kernel's narrow types
- * under its 1,024-thread bound). */
-#define CR_ROWS_UNROLL 8
+ * widened, and a chunk's 32 lanes are all of its parallelism.  16 ran
+ * (2^12, 2^12) along axis 1 at 19.3 us against 20.5 for 8, argmax over
+ * (32, 2^17) at 13.3 against 16.1
+ * (docs/recorded/axis-kernels-2026-11-27-h200.txt). */
+#define CR_ROWS_UNROLL 16
+
+/* The column kernel's threads a row (kernels/rows.cuh) where it has
+ * CR_COLUMN_ITEMS tiles of adjacent rows' chunks or more, each folding
+ * 32 / CR_COLUMN_THREADS lanes of the order at most, blocks of
+ * CR_ROWS_THREADS threads, several an SM; where fewer, a thread a lane
+ * (blocks of 32 rows by 32), as more threads are then faster.  A thread a
+ * lane took (2^10, 2^16) along axis 0 (2,048 tiles) to 94 us, 8 threads a
+ * row to 69; 8 took (2^12, 2^12) along axis 0 (128 tiles) from 20 to 40
+ * (docs/recorded/axis-kernels-2026-11-27-h200.txt). */
+#define CR_COLUMN_THREADS 8
+#define CR_COLUMN_ITEMS 512
 
 /* Rows of at most this many elements are read a thread a row
  * (reduce_short_rows), each element of the order's lanes in a register;
  * longer ones by lanes.  A power of two, at most 32. */
 #define CR_SHORT_ROW 8
+/* The column kernel takes the rows longer than CR_SHORT_ROW, whose
+ * groups of lanes are at least twice as many as CR_COLUMN_THREADS. */
+typedef char cr_column_threads_fit[
+    CR_SHORT_ROW >= CR_COLUMN_THREADS && CR_COLUMN_THREADS <= 32
+    && (CR_COLUMN_THREADS & (CR_COLUMN_THREADS - 1)) == 0 ? 1 : -1];
 typedef char cr_short_row_is_a_group[
     CR_SHORT_ROW >= 1 && CR_SHORT_ROW <= 32
     && (CR_SHORT_ROW & (CR_SHORT_ROW - 1)) == 0 ? 1 : -1];
@@ -100,6 +128,10 @@ typedef char cr_short_row_is_a_group[
 /* The most blocks a row or column kernel is launched with: a
  * grid-stride loop covers more rows, and keeps gridDim.x in range. */
 #define CR_ROWS_MAX_BLOCKS 65536
+
+/* The fewest blocks the short-row kernel is launched with where its rows
+ * allow (a few an SM), so that few rows are not left to a block or two. */
+#define CR_ROWS_MIN_BLOCKS 1024
 
 /* The read-ceiling probe: 16-byte loads, a block of this many threads,
  * enough blocks per SM to fill CR_THREADS_PER_SM. */

@@ -331,12 +331,25 @@ def test_a_rows_sum_is_the_documented_order(cupy, rng, seed_note, length,
             * scale).astype(dtype)
     want = ordered_sums(host, accumulator).astype(dtype)
     x = cupy.asarray(host)
-    for what, data, axis in (("rows", x, 1),
-                             ("columns", cupy.ascontiguousarray(x.T), 0),
-                             ("Fortran-ordered rows",
-                              cupy.asfortranarray(x), 1)):
+    cases = [("rows", x, 1, 1),
+             ("columns", cupy.ascontiguousarray(x.T), 0, 1),
+             ("Fortran-ordered rows", cupy.asfortranarray(x), 1, 1)]
+    if length <= 4:
+        # A view of 39 of 44 columns: 16-byte aligned columns, read in
+        # gangs of adjacent ones, and the rows past the last whole gang.
+        wide = cupy.zeros((length, 44), dtype=dtype)
+        wide[:, :count] = x.T
+        cases.append(("39 columns of 44", wide[:, :39], 0, None))
+    if 8 < length < 10_000:
+        # 16,400 columns: 513 tiles of 32, which the column kernel reads
+        # with CR_COLUMN_THREADS threads a column, not a thread a lane.
+        cases.append(("columns, 16,400 of them",
+                      cupy.ascontiguousarray(cupy.tile(x.T, (1, 410))), 0,
+                      410))
+    for what, data, axis, copies in cases:
         got = to_host(cudareduce.sum(data, axis=axis))
-        assert same_bits(got, want), (
+        expected = want[:39] if copies is None else np.tile(want, copies)
+        assert same_bits(got, expected), (
             f"{what}: {got[:4]} for {want[:4]} {seed_note}")
 
 

@@ -319,33 +319,42 @@ done:
 }
 
 /* The row kernel's launch of pass `pass` (rows_plan.c plans it), over
- * elements of T. */
+ * elements of T.  The caller checks the launch. */
 template <class T, class Acc, class Op>
-static cr_status
+static void
 launch_rows(const cr_rows_pass *pass, const unsigned char *in,
             const cr_rows_geometry *geometry, int64_t rows, int64_t stride,
-            unsigned char *out, int64_t chunk_bytes, cudaStream_t stream,
-            cr_error *error)
+            unsigned char *out, int64_t chunk_bytes, cudaStream_t stream)
 {
-    cr_status status = CR_OK;
     reduce_rows<T, Acc, Op>
         <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
             in, *geometry, rows, pass->length, stride, pass->chunks,
             pass->group, out, chunk_bytes);
-    CR_CHECK(cudaGetLastError());
-done:
-    return status;
 }
 
 /* The short-row kernel's launch of `pass`: its instance for rows of at
- * most half CR_SHORT_ROW where they are that short.  The caller checks
- * the launch. */
-template <class T, class Acc, class Op>
+ * most half CR_SHORT_ROW where they are that short, in gangs where
+ * reduce_short_row_gangs can read them (pass 0 of GANGS, rows side by
+ * side), with the launch rows_plan.c plans (8 rows a thread: two gangs of
+ * float32's).  The caller checks the launch. */
+template <class T, class Acc, class Op, bool GANGS>
 static void
 launch_short_rows(const cr_rows_pass *pass, const unsigned char *in,
                   const cr_rows_geometry *geometry, int64_t rows,
                   int64_t stride, unsigned char *out, cudaStream_t stream)
 {
+    constexpr int GANG = short_row_gang<T, CR_SHORT_ROW / 2>;
+    if constexpr (GANGS && GANG > 1) {
+        if (pass->length <= CR_SHORT_ROW / 2 && geometry->ndim == 1
+            && geometry->in_strides[0] == (int64_t)sizeof(T)
+            && stride % 16 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0) {
+            reduce_short_row_gangs<T, Acc, Op, CR_SHORT_ROW / 2>
+                <<<(unsigned int)pass->blocks, pass->threads_x, 0,
+                   stream>>>(in, *geometry, rows, (int)pass->length,
+                             stride, out);
+            return;
+        }
+    }
     if (pass->length <= CR_SHORT_ROW / 2) {
         reduce_short_rows<T, Acc, Op, CR_SHORT_ROW / 2>
             <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
@@ -356,6 +365,23 @@ launch_short_rows(const cr_rows_pass *pass, const unsigned char *in,
             <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
                 in, *geometry, rows, (int)pass->length, stride, out);
     }
+}
+
+/* The column kernel's launch of `pass` in its shape: CR_COLUMN_THREADS
+ * threads a row, or (ACROSS 32) a thread a lane.  The caller checks the
+ * launch. */
+template <class T, class Acc, class Op, int ACROSS>
+static void
+launch_columns(const cr_rows_pass *pass, const unsigned char *in,
+               const cr_rows_geometry *geometry, int64_t rows,
+               int64_t stride, unsigned char *out, int64_t chunk_bytes,
+               cudaStream_t stream)
+{
+    reduce_columns<T, Acc, Op, ACROSS>
+        <<<(unsigned int)pass->blocks,
+           dim3(pass->threads_x, pass->threads_y), 0, stream>>>(
+            in, *geometry, rows, pass->length, stride, pass->chunks,
+            pass->group, out, chunk_bytes);
 }
 
 /* Pass p of `plan` by its kernel: pass 0 reads elements of T, later
@@ -374,28 +400,37 @@ run_rows(const cr_rows_plan *plan, int p, const void *in,
     switch (pass->kernel) {
     case CR_ROWS_KERNEL_SHORT:
         if (p > 0) {
-            launch_short_rows<Acc, Acc, Op>(pass, bytes, geometry, rows,
-                                            stride, results, stream);
+            launch_short_rows<Acc, Acc, Op, false>(pass, bytes, geometry,
+                                                   rows, stride, results,
+                                                   stream);
         }
         else {
-            launch_short_rows<T, Acc, Op>(pass, bytes, geometry, rows,
-                                          stride, results, stream);
+            launch_short_rows<T, Acc, Op, true>(pass, bytes, geometry, rows,
+                                                stride, results, stream);
         }
         break;
     case CR_ROWS_KERNEL_COLUMNS:
-        reduce_columns<T, Acc, Op>
-            <<<(unsigned int)pass->blocks,
-               dim3(pass->threads_x, pass->threads_y), 0, stream>>>(
-                bytes, *geometry, rows, pass->length, stride, pass->chunks,
-                results, chunk_bytes);
+        if (pass->threads_y == CR_COLUMN_THREADS) {
+            launch_columns<T, Acc, Op, CR_COLUMN_THREADS>(
+                pass, bytes, geometry, rows, stride, results, chunk_bytes,
+                stream);
+        }
+        else {
+            launch_columns<T, Acc, Op, 32>(pass, bytes, geometry, rows,
+                                           stride, results, chunk_bytes,
+                                           stream);
+        }
         break;
     default:
-        return p > 0 ? launch_rows<Acc, Acc, Op>(pass, bytes, geometry, rows,
-                                                 stride, results,
-                                                 chunk_bytes, stream, error)
-                     : launch_rows<T, Acc, Op>(pass, bytes, geometry, rows,
-                                               stride, results, chunk_bytes,
-                                               stream, error);
+        if (p > 0) {
+            launch_rows<Acc, Acc, Op>(pass, bytes, geometry, rows, stride,
+                                      results, chunk_bytes, stream);
+        }
+        else {
+            launch_rows<T, Acc, Op>(pass, bytes, geometry, rows, stride,
+                                    results, chunk_bytes, stream);
+        }
+        break;
     }
     CR_CHECK(cudaGetLastError());
 done:

@@ -25,14 +25,16 @@
  * later passes read the partials with it.  reduce_columns: the rows'
  * first elements are adjacent and their elements are not (the leading
  * axis of a C-contiguous array): a block's threads in x take adjacent
- * rows (coalesced loads), in y the G lanes of the order, combined in
- * shared memory by the same tree.  reduce_short_rows: a row of at most
- * CR_SHORT_ROW elements (each lane of the order holds one) a thread, in
- * any layout, its elements in registers and the same tree computed
- * there; a thread loads several rows before combining any, as one
- * element a lane would leave the memory system idle.  An index
- * operator's index is the element's in its row, chunk * CR_ROW_CHUNK +
- * its place.
+ * rows (coalesced loads), in y the G lanes of the order, a few a
+ * thread, combined by the same tree in registers and shared memory.
+ * reduce_short_rows: a row of at most CR_SHORT_ROW elements (each lane of
+ * the order holds one) a thread, in any layout, its elements in
+ * registers and the same tree computed there; a thread loads several
+ * rows before combining any, as one element a lane would leave the
+ * memory system idle.  reduce_short_row_gangs: the same for rows of at
+ * most CR_SHORT_ROW / 2 side by side, a few adjacent ones a thread, each
+ * element of them in one 16-byte load.  An index operator's index is the
+ * element's in its row, chunk * CR_ROW_CHUNK + its place.
  */
 #ifndef CUDAREDUCE_ROWS_CUH
 #define CUDAREDUCE_ROWS_CUH
@@ -44,23 +46,29 @@
 #include "rows_plan.h"
 #include "tuning.h"
 
-/* Loads in flight a lane: CR_ROWS_UNROLL; 2 where an element and the
- * accumulator take 32 bytes or more (complex128's count or index beside
- * it), which spilled 4 bytes at 4 (ptxas, sm_90). */
+/* Loads in flight a lane: CR_ROWS_UNROLL, of at most 128 bytes (32
+ * registers: complex128's any and all spilled 4 bytes at 16); 2 where an
+ * element and the accumulator take 32 bytes or more (complex128's count
+ * or index beside it), which spilled 4 bytes at 4 (ptxas, sm_90). */
 template <class T, class Acc>
 inline constexpr int rows_unroll =
-    sizeof(T) + sizeof(Acc) >= 32 ? 2 : CR_ROWS_UNROLL;
+    sizeof(T) + sizeof(Acc) >= 32 ? 2
+    : CR_ROWS_UNROLL * sizeof(T) > 128 ? 128 / (int)sizeof(T)
+                                       : CR_ROWS_UNROLL;
 
 /* The rows a thread of reduce_short_rows<..., ROW> loads before
- * combining: as many as keep its elements in 32 registers, at most 32 /
+ * combining: as many as keep its elements in 16 registers, at most 16 /
  * ROW; one of 16-byte elements (complex128's any and all spilled 8 bytes
- * at two, ptxas, sm_90). */
+ * at two, ptxas, sm_90).  32 registers' worth took 92 to 104 registers a
+ * thread, two blocks an SM, and ran (2^24, 4) along axis 1 at 96 us
+ * against 80 (docs/recorded/axis-kernels-2026-11-27-h200.txt); 32 / ROW
+ * rows of narrow integers spilled their 8-byte sums. */
 template <class T, int ROW>
 inline constexpr int short_rows_at_once =
-    sizeof(T) >= 16 || 128 / (ROW * (int)sizeof(T)) < 1 ? 1
-    : 128 / (ROW * (int)sizeof(T)) > 32 / ROW
-        ? 32 / ROW
-        : 128 / (ROW * (int)sizeof(T));
+    sizeof(T) >= 16 || 64 / (ROW * (int)sizeof(T)) < 1 ? 1
+    : 64 / (ROW * (int)sizeof(T)) > 16 / ROW
+        ? 16 / ROW
+        : 64 / (ROW * (int)sizeof(T));
 
 /* The byte offsets of row r's first element (*in) and of its result
  * (*out); the outermost dimension needs no division. */
@@ -90,6 +98,52 @@ __device__ __forceinline__ T load_element(const unsigned char *p)
     return *reinterpret_cast<const T *>(p);
 }
 
+/* What a lane folds its elements into: the accumulator, but for an index
+ * operator's elements (not an earlier pass's partials, which carry their
+ * indices) the value beside an int index in the chunk, combined by
+ * Op::later: a lane meets its elements in index order, so that no index
+ * is compared and none is 64 bits wide until the lane is done (the
+ * index operators' fold was bound by its instructions, not by memory:
+ * docs/recorded/axis-kernels-2026-11-27-h200.txt). */
+template <class T, class Acc>
+inline constexpr bool folds_by_later =
+    is_indexed<Acc>::value && !cuda::std::is_same_v<T, Acc>;
+
+template <class T, class Acc, bool = folds_by_later<T, Acc>>
+struct lane_fold {
+    using type = Acc;
+    __device__ static Acc start(T item, int k, int64_t first)
+    {
+        return to_accumulator<Acc>(item, first + k);
+    }
+    template <class Op>
+    __device__ static Acc add(const Op &op, Acc v, T item, int k,
+                              int64_t first)
+    {
+        return op(v, to_accumulator<Acc>(item, first + k));
+    }
+    __device__ static Acc finish(Acc v, int64_t) { return v; }
+};
+
+template <class T, class Acc>
+struct lane_fold<T, Acc, true> {
+    using Value = decltype(Acc::value);
+    using type = indexed<Value, int>;
+    __device__ static type start(T item, int k, int64_t)
+    {
+        return {k, to_accumulator<Value>(item)};
+    }
+    template <class Op>
+    __device__ static type add(const Op &op, type v, T item, int k, int64_t)
+    {
+        return op.later(v, type{k, to_accumulator<Value>(item)});
+    }
+    __device__ static Acc finish(type v, int64_t first)
+    {
+        return Acc{first + v.index, v.value};
+    }
+};
+
 /* One lane's fold: the elements lane, lane + step, ... of the m at
  * `chunk` (`stride` bytes apart; lane < m <= CR_ROW_CHUNK), the first of
  * index `first` in its row, left to right from the lane's first.  The
@@ -100,10 +154,12 @@ __device__ __forceinline__ Acc fold_lane(const unsigned char *chunk,
                                          int64_t stride, int64_t first,
                                          int lane, int step, int m)
 {
+    using Fold = lane_fold<T, Acc>;
     const Op op;
     const int64_t jump = stride * step;
     const unsigned char *p = chunk + lane * stride;
-    Acc v = to_accumulator<Acc>(load_element<T>(p), first + lane);
+    typename Fold::type v =
+        Fold::start(load_element<T>(p), lane, first);
     int k = lane + step;
     p += jump;
     for (; k + (UNROLL - 1) * step < m; k += UNROLL * step) {
@@ -115,25 +171,28 @@ __device__ __forceinline__ Acc fold_lane(const unsigned char *chunk,
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
-            v = op(v, to_accumulator<Acc>(items[u], first + k + u * step));
+            v = Fold::add(op, v, items[u], k + u * step, first);
         }
     }
     if (k < m) {
         T items[UNROLL];
 #pragma unroll
         for (int u = 0; u < UNROLL - 1; u++) {
-            /* past the lane's last: its first of the turn again, unused */
-            items[u] = load_element<T>(k + u * step < m ? p + u * jump : p);
+            /* past the lane's last: its last again, unused; one address
+             * stepped, not one a load (16 loads spilled in float min) */
+            items[u] = load_element<T>(p);
+            if (k + (u + 1) * step < m) {
+                p += jump;
+            }
         }
 #pragma unroll
         for (int u = 0; u < UNROLL - 1; u++) {
             if (k + u * step < m) {
-                v = op(v, to_accumulator<Acc>(items[u],
-                                              first + k + u * step));
+                v = Fold::add(op, v, items[u], k + u * step, first);
             }
         }
     }
-    return v;
+    return Fold::finish(v, first);
 }
 
 /* The lanes of a group of `group` (a power of two up to 32) combined by
@@ -158,12 +217,21 @@ __device__ __forceinline__ Acc group_tree(Acc v, int lane, int present,
     return v;
 }
 
+/* The blocks an SM reduce_rows is bound to hold: CR_ROWS_BLOCKS_PER_SM,
+ * half as many where an element and what its lane folds it into take
+ * more than 16 bytes (an index operator's of 8-byte values spilled 24 to
+ * 48 bytes at 64 registers, ptxas, sm_90). */
+template <class T, class Acc>
+inline constexpr int rows_blocks_per_sm =
+    sizeof(T) + sizeof(typename lane_fold<T, Acc>::type) > 16
+        ? CR_ROWS_BLOCKS_PER_SM / 2 : CR_ROWS_BLOCKS_PER_SM;
+
 /* The chunks of a pass, a group of `group` lanes each (32 / group to a
  * warp), chunk c of row r being segment r * chunks + c.  Its partial
  * goes to out + the row's out offset + c * chunk_bytes: a partials
  * buffer's place, or for chunks 1 the row's result. */
 template <class T, class Acc, class Op>
-__global__ void __launch_bounds__(CR_ROWS_THREADS)
+__global__ void __launch_bounds__(CR_ROWS_THREADS, rows_blocks_per_sm<T, Acc>)
 reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
             int64_t rows, int64_t length, int64_t stride, int64_t chunks,
             int group, unsigned char *out, int64_t chunk_bytes)
@@ -204,19 +272,32 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
 }
 
 /* The chunks of pass 0 where adjacent rows' elements are adjacent: a
- * block of blockDim.x adjacent rows by blockDim.y lanes (`group` of the
- * order), tile t of rows t * blockDim.x on, chunk c of each, block item
- * t * chunks + c.  Out as reduce_rows'. */
-template <class T, class Acc, class Op>
-__global__ void __launch_bounds__(1024)
+ * block of blockDim.x adjacent rows by blockDim.y threads a row: ACROSS
+ * (CR_COLUMN_THREADS), or where ACROSS is 32 the order's `group` of lanes
+ * (16 or 32 as the row is longer than CR_SHORT_ROW), thread y folding the
+ * lanes y, y + blockDim.y, ... one after another; the tree's offsets of
+ * blockDim.y and more combine a thread's own lanes, the others go through
+ * shared memory.  Tile t of rows t * blockDim.x on, chunk c of each, is
+ * block item t * chunks + c.  Out as reduce_rows'.  Each launch shape
+ * has its own bound: under the wide one's (1,024 threads) the narrow one
+ * took 48 registers, not 60, and (2^10, 2^16) along axis 0 ran 10%
+ * slower. */
+template <class T, class Acc, class Op, int ACROSS>
+__global__ void __launch_bounds__(ACROSS == 32 ? 1024 : CR_ROWS_THREADS,
+                                  ACROSS == 32 ? 1 : CR_ROWS_BLOCKS_PER_SM / 2)
 reduce_columns(const unsigned char *in, cr_rows_geometry geometry,
                int64_t rows, int64_t length, int64_t stride, int64_t chunks,
-               unsigned char *out, int64_t chunk_bytes)
+               int group, unsigned char *out, int64_t chunk_bytes)
 {
-    __shared__ Acc lanes[1024];
+    constexpr int FEWEST = CR_COLUMN_THREADS;
+    /* The wide shape's 1,024 threads get 64 registers: 16 loads spilled
+     * 4 to 184 bytes of the index operators there (ptxas, sm_90). */
+    constexpr int UNROLL = ACROSS == 32 && rows_unroll<T, Acc> > 8
+                           ? 8 : rows_unroll<T, Acc>;
+    __shared__ Acc lanes[ACROSS == 32 ? 1024 : CR_ROWS_THREADS];
     const Op op;
     const int width = blockDim.x;
-    const int group = blockDim.y;
+    const int across = ACROSS == 32 ? (int)blockDim.y : ACROSS;
     const int x = threadIdx.x;
     const int y = threadIdx.y;
     const int64_t items = (rows + width - 1) / width * chunks;
@@ -227,27 +308,51 @@ reduce_columns(const unsigned char *in, cr_rows_geometry geometry,
         const int64_t chunk = item - tile * chunks;
         const int64_t row = tile * width + x;
         const int64_t first = chunk * CR_ROW_CHUNK;
-        const int64_t m = length - first < CR_ROW_CHUNK ? length - first
-                                                        : CR_ROW_CHUNK;
+        const int m = (int)(length - first < CR_ROW_CHUNK ? length - first
+                                                          : CR_ROW_CHUNK);
         const bool here = row < rows;
-        int present = m < group ? (int)m : group;
+        int present = m < group ? m : group;
         int64_t in_offset = 0, out_offset = 0;
         Acc *own = &lanes[y * width + x];
         if (here) {
             row_offsets(geometry, row, &in_offset, &out_offset);
         }
-        Acc v = Op::identity();
-        if (here && y < m) {
-            v = fold_lane<T, Acc, Op, rows_unroll<T, Acc>>(
-                in + in_offset + first * stride, stride, first, y, group,
-                (int)m);
+        /* A thread's lanes: one in the wide shape. */
+        constexpr int MOST = ACROSS == 32 ? 1 : 32 / FEWEST;
+        Acc v[MOST];
+#pragma unroll
+        for (int j = 0; j < MOST; j++) {
+            const int lane = y + j * across;
+            v[j] = Op::identity();
+            if (here && lane < group && lane < m) {
+                v[j] = fold_lane<T, Acc, Op, UNROLL>(
+                    in + in_offset + first * stride, stride, first, lane,
+                    group, m);
+            }
+        }
+        /* Offsets a thread holds both sides of: FEWEST and more, in the
+         * narrow shape (in the wide one across is the group: none). */
+        static_assert(ACROSS == FEWEST || ACROSS == 32, "two shapes");
+        if constexpr (ACROSS == FEWEST) {
+#pragma unroll
+            for (int offset = 16; offset >= FEWEST; offset >>= 1) {
+                if (offset < group) {
+#pragma unroll
+                    for (int j = 0; j < offset / FEWEST; j++) {
+                        if (y + j * FEWEST + offset < present) {
+                            v[j] = op(v[j], v[j + offset / FEWEST]);
+                        }
+                    }
+                    present = present < offset ? present : offset;
+                }
+            }
         }
         __syncthreads();    /* the last item's result is read */
-        *own = v;
+        *own = v[0];
         __syncthreads();
 #pragma unroll
         for (int offset = 16; offset > 0; offset >>= 1) {
-            if (offset < group) {
+            if (offset < across && offset < group) {
                 if (y + offset < present) {
                     *own = op(*own, own[offset * width]);
                 }
@@ -292,6 +397,149 @@ __device__ __forceinline__ Acc short_tree(const T (&items)[ROW], int m)
     return v[0];
 }
 
+/* A row of `length` <= ROW elements `stride` bytes apart into items[0,
+ * length): by words of Word where the elements are adjacent and the
+ * row's bytes are whole aligned words (a warp's loads then take its rows'
+ * bytes side by side, in as few loads as the words allow), else an
+ * element at a time.  Returns whether it could. */
+template <class Word, class T, int ROW>
+__device__ __forceinline__ bool load_row_words(T (&items)[ROW],
+                                               const unsigned char *row,
+                                               int length, int64_t stride)
+{
+    constexpr int BYTES = ROW * (int)sizeof(T);
+    /* A word of one element or less loads no more than the element. */
+    if constexpr (BYTES % sizeof(Word) != 0 || sizeof(Word) <= sizeof(T)) {
+        return false;
+    }
+    else {
+        const int bytes = length * (int)sizeof(T);
+        if (stride != (int64_t)sizeof(T) || bytes % sizeof(Word) != 0
+            || reinterpret_cast<uintptr_t>(row) % sizeof(Word) != 0) {
+            return false;
+        }
+        Word words[BYTES / sizeof(Word)];
+#pragma unroll
+        for (int w = 0; w < BYTES / (int)sizeof(Word); w++) {
+            words[w] = w * (int)sizeof(Word) < bytes
+                       ? reinterpret_cast<const Word *>(row)[w] : Word{};
+        }
+        memcpy(items, words, BYTES);
+        return true;
+    }
+}
+
+template <class T, int ROW>
+__device__ __forceinline__ void load_short_row(T (&items)[ROW],
+                                               const unsigned char *row,
+                                               int length, int64_t stride)
+{
+    if (load_row_words<uint4>(items, row, length, stride)
+        || load_row_words<uint2>(items, row, length, stride)
+        || load_row_words<unsigned int>(items, row, length, stride)) {
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < ROW; j++) {
+        if (j < length) {
+            items[j] = load_element<T>(row + j * stride);
+        }
+    }
+}
+
+/* Adjacent short rows a thread of reduce_short_row_gangs takes at once
+ * (their first elements side by side: the leading axis of a C-contiguous
+ * array), a 16-byte load holding element j of each; 0 (no gangs) where
+ * their elements would pass 16 registers (ROW of CR_SHORT_ROW, elements
+ * of 2 bytes or less, one a register) or one fills the load. */
+template <class T, int ROW>
+inline constexpr int short_row_gang =
+    sizeof(T) >= 4 && sizeof(T) <= 8 && 16 / (int)sizeof(T) * ROW <= 16
+        ? 16 / (int)sizeof(T) : 0;
+
+/* Rows of `length` <= ROW elements whose first elements lie side by side
+ * (ndim 1, in_strides[0] the element's size) and whose elements'
+ * `stride` and first address are multiples of 16: in gangs of GANG
+ * (short_row_gang) adjacent rows, a gang a thread, element j of a whole
+ * gang in one 16-byte load (of the rows past the last whole gang one
+ * element at a time); each row combined by short_tree, a gang's results
+ * stored in 16-byte words where they lie side by side.  A thread a row
+ * read (4, 2^24) along axis 0 at 62% of the DRAM's peak in 110 us, four
+ * rows' elements 64 MiB apart each in its own 4-byte load; gangs: 79 us
+ * (docs/recorded/axis-kernels-2026-11-27-h200.txt). */
+template <class T, class Acc, class Op, int ROW>
+__global__ void __launch_bounds__(CR_ROWS_THREADS, CR_ROWS_BLOCKS_PER_SM / 2)
+reduce_short_row_gangs(const unsigned char *in, cr_rows_geometry geometry,
+                       int64_t rows, int length, int64_t stride,
+                       unsigned char *out)
+{
+    constexpr int GANG = short_row_gang<T, ROW>;
+    static_assert(GANG > 1, "a gang's elements fill a 16-byte load");
+    constexpr int PACKED = GANG * (int)sizeof(Acc) % 16 == 0
+                           ? GANG * (int)sizeof(Acc) / 16 : 0;
+    const int64_t gangs = rows / GANG;
+    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
+    const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    /* A gang's results side by side, stored in 16-byte words where they
+     * fill them: 4-byte stores 16 bytes apart left (4, 2^24) along axis 0
+     * at 98 us. */
+    const bool packed = PACKED > 0
+        && geometry.out_strides[0] == (int64_t)sizeof(Acc)
+        && reinterpret_cast<uintptr_t>(out) % 16 == 0;
+    for (int64_t g = thread; g < gangs; g += threads) {
+        const unsigned char *first = in + g * 16;
+        T items[GANG][ROW];
+#pragma unroll
+        for (int j = 0; j < ROW; j++) {
+            if (j < length) {
+                T element[GANG];
+                const uint4 word =
+                    *reinterpret_cast<const uint4 *>(first + j * stride);
+                memcpy(element, &word, 16);
+#pragma unroll
+                for (int r = 0; r < GANG; r++) {
+                    items[r][j] = element[r];
+                }
+            }
+        }
+        Acc results[GANG];
+#pragma unroll
+        for (int r = 0; r < GANG; r++) {
+            results[r] = short_tree<T, Acc, Op, ROW>(items[r], length);
+        }
+        if constexpr (PACKED > 0) {
+            if (packed) {
+                uint4 words[PACKED];
+                memcpy(words, results, sizeof(results));
+#pragma unroll
+                for (int w = 0; w < PACKED; w++) {
+                    reinterpret_cast<uint4 *>(out)[g * PACKED + w] = words[w];
+                }
+                continue;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < GANG; r++) {
+            int64_t in_offset, out_offset;
+            row_offsets(geometry, g * GANG + r, &in_offset, &out_offset);
+            *reinterpret_cast<Acc *>(out + out_offset) = results[r];
+        }
+    }
+    /* The rows past the last whole gang: one thread, an element a load
+     * (a branch between the two loads inside the gangs' loop cost them
+     * their overlap: 128 us against 79). */
+    if (thread == 0) {
+        for (int64_t row = gangs * GANG; row < rows; row++) {
+            T items[ROW];
+            int64_t in_offset, out_offset;
+            row_offsets(geometry, row, &in_offset, &out_offset);
+            load_short_row(items, in + in_offset, length, stride);
+            *reinterpret_cast<Acc *>(out + out_offset) =
+                short_tree<T, Acc, Op, ROW>(items, length);
+        }
+    }
+}
+
 /* Rows of `length` <= ROW elements (ROW CR_SHORT_ROW, or half of it for
  * the shortest rows, whose thread then loads twice as many), a thread
  * each: the thread of rows base, base + threads, ...
@@ -299,7 +547,7 @@ __device__ __forceinline__ Acc short_tree(const T (&items)[ROW], int m)
  * rows) loads them all, then combines each by short_tree and writes its
  * result to out + the row's out offset. */
 template <class T, class Acc, class Op, int ROW>
-__global__ void __launch_bounds__(CR_ROWS_THREADS)
+__global__ void __launch_bounds__(CR_ROWS_THREADS, CR_ROWS_BLOCKS_PER_SM / 2)
 reduce_short_rows(const unsigned char *in, cr_rows_geometry geometry,
                   int64_t rows, int length, int64_t stride,
                   unsigned char *out)
@@ -327,13 +575,7 @@ reduce_short_rows(const unsigned char *in, cr_rows_geometry geometry,
             out_offset[r] = 0;
             if (row < rows) {
                 row_offsets(geometry, row, &in_offset, &out_offset[r]);
-#pragma unroll
-                for (int j = 0; j < ROW; j++) {
-                    if (j < length) {
-                        items[r][j] = load_element<T>(in + in_offset
-                                                      + j * stride);
-                    }
-                }
+                load_short_row(items[r], in + in_offset, length, stride);
             }
         }
 #pragma unroll
