@@ -144,10 +144,9 @@ ceil_div(int64_t a, int64_t b)
  * kernel's blocks as many adjacent rows as there are up to
  * CR_ROWS_THREADS / CR_COLUMN_THREADS by CR_COLUMN_THREADS threads a row,
  * or by the group's lanes where there are fewer than CR_COLUMN_ITEMS
- * blocks; the others'
- * CR_ROWS_THREADS threads, as many blocks as give each chunk its group,
- * or each thread of the short-row kernel 8 rows (two turns of its loads
- * at once for float32). */
+ * blocks; the others' CR_ROWS_THREADS threads, as many blocks as give
+ * each chunk its group, or each thread of the short-row kernel 8 rows
+ * (two turns of its loads at once for float32). */
 static void
 plan_launch(cr_rows_pass *pass, int64_t rows)
 {
@@ -166,8 +165,8 @@ plan_launch(cr_rows_pass *pass, int64_t rows)
     }
     case CR_ROWS_KERNEL_SHORT: {
         /* 8 rows a thread, but a row a thread where that leaves fewer
-         * than CR_ROWS_MIN_BLOCKS: a later pass's 4,096 rows took 2
-         * blocks, 4.5 us where one row a thread takes 16. */
+         * than CR_ROWS_MIN_BLOCKS blocks: a later pass's 4,096 rows took
+         * 2 blocks and 4.5 us, where a row a thread takes 16 blocks. */
         const int64_t spread = ceil_div(rows, CR_ROWS_THREADS);
         pass->threads_x = CR_ROWS_THREADS;
         pass->threads_y = 1;

@@ -221,6 +221,9 @@ check_plan(int64_t rows_count, int64_t length, int columns, int passes)
             CHECK(group >= 2 * CR_COLUMN_THREADS);
             CHECK(pass->threads_x >= width);
             CHECK(pass->threads_x * pass->threads_y <= 1024);
+            CHECK(rows_count < CR_ROWS_THREADS / CR_COLUMN_THREADS
+                  || pass->threads_x
+                     == CR_ROWS_THREADS / CR_COLUMN_THREADS);
         }
         else {
             CHECK(pass->kernel == CR_ROWS_KERNEL_ROWS);
