@@ -162,6 +162,15 @@ def _dtypes(parser: argparse.ArgumentParser, text: str | None,
     return names
 
 
+def _output_failed(e: ImportError | OSError) -> int:
+    """Say why an output (``--plot``, ``--json``) could not be written: a
+    missing plotting extra (the ImportError names it) or the file; its
+    exit status."""
+    where = "--plot: " if isinstance(e, ImportError) else ""
+    print(f"{PROG}: {where}{e}", file=sys.stderr)
+    return 1
+
+
 def _report(text: str, document: Mapping[str, Any], path: str | None
             ) -> int:
     """Print the report `text`, then write `document` to `path` (where
@@ -172,8 +181,7 @@ def _report(text: str, document: Mapping[str, Any], path: str | None
         try:
             _dump_json(document, path)
         except OSError as e:
-            print(f"{PROG}: {e}", file=sys.stderr)
-            return 1
+            return _output_failed(e)
     return 0
 
 
@@ -233,12 +241,8 @@ def _axis(args: argparse.Namespace, dtypes: list[str]) -> int:
         try:
             from .plot import plot_axes  # noqa: PLC0415 - needs matplotlib
             plot_axes(document, path=args.plot)
-        except ImportError as e:
-            print(f"{PROG}: --plot: {e}", file=sys.stderr)  # names the extra
-            return 1
-        except OSError as e:
-            print(f"{PROG}: {e}", file=sys.stderr)
-            return 1
+        except (ImportError, OSError) as e:
+            return _output_failed(e)
         print(f"{PROG}: wrote {args.plot}", file=sys.stderr)
     return status
 
@@ -341,10 +345,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.plot_bandwidth(path=bandwidth_path)
             print(f"{PROG}: wrote {speedup_path} and {bandwidth_path}",
                   file=sys.stderr)
-    except ImportError as e:
-        print(f"{PROG}: --plot: {e}", file=sys.stderr)   # names the extra
-        return 1
-    except OSError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 1
+    except (ImportError, OSError) as e:
+        return _output_failed(e)
     return 0
