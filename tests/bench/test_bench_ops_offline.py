@@ -4,7 +4,6 @@ command, the document and its table), the plots of another op, and
 benchmarks/targets.py on documents of other ops."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -17,14 +16,11 @@ from cudareduce.bench import figures, names, schema
 from support.bench_data import (NCU_RECORDING, comparison,  # noqa: F401
                                 counters_document, needs_matplotlib, plot, row,
                                 sample, synthetic_document)
+from support.targets_script import by_what, targets
 from cudareduce.bench import counters, peers
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "targets.py"
 #: The bench tests' data.
 DATA = Path(__file__).resolve().parent / "data"
-_spec = importlib.util.spec_from_file_location("targets", SCRIPT)
-targets = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(targets)
 
 BIG = peers.COMPARE_SIZES[-1]
 
@@ -182,11 +178,6 @@ def test_the_plots_of_another_op(sample):
 
 # ---------------------------------------------------------------------------
 # benchmarks/targets.py on other ops
-
-
-def by_what(rows):
-    return {t.what: (t.value, f"{t.bound} {t.limit:.2f}x", t.met)
-            for t in rows}
 
 
 def _bandwidth(op):

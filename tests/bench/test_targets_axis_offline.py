@@ -4,28 +4,17 @@ on its worst, met and missed, a missing figure counted as missed, and the
 exit status."""
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from support.axis_data import (FAST_PCT, PEER_PCT, PEER_WORST, axis_document,
                                default_outcome)
+from support.targets_script import by_what, targets
 from cudareduce.bench import axes
 from cudareduce.bench.axis_schema import shape_label
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "targets.py"
-_spec = importlib.util.spec_from_file_location("targets", SCRIPT)
-targets = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(targets)
-
 FLOOR = "floor / fast time, back to back"
-
-
-def by_what(rows):
-    return {t.what: (t.value, f"{t.bound} {t.limit:.2f}x", t.met)
-            for t in rows}
 
 
 def _with(change):

@@ -3,9 +3,7 @@
 ``--counters`` document of a recorded profile."""
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,20 +11,12 @@ from support.bench_data import (COMPARISON_CUB_SPEED, COMPARISON_FLOOR_SHARE,
                                 HOST_AXIS_SPEED, comparison, counters_document, document,
                                 host_document, row, synthetic_document,
                                 synthetic_result)
+from support.targets_script import by_what, targets
 from cudareduce.bench import counters, host, peers
 from cudareduce.bench.names import ladder_methods
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "targets.py"
-_spec = importlib.util.spec_from_file_location("targets", SCRIPT)
-targets = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(targets)
 
 LATENCY = "float(cudareduce.sum(x)) / torch.sum(x).item()"
-
-
-def by_what(rows):
-    return {t.what: (t.value, f"{t.bound} {t.limit:.2f}x", t.met)
-            for t in rows}
 
 
 SPEED = "fast / cub speed, back to back"
