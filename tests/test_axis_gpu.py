@@ -353,6 +353,35 @@ def test_a_rows_sum_is_the_documented_order(cupy, rng, seed_note, length,
             f"{what}: {got[:4]} for {want[:4]} {seed_note}")
 
 
+@pytest.mark.parametrize("method", AXIS_METHODS)
+@pytest.mark.parametrize("op", ["sum", "mean", "nansum", "nanmean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16",
+                                   "complex64"])
+def test_a_row_of_negative_zeros_sums_to_positive_zero(cupy, op, dtype,
+                                                       method):
+    """NumPy's sums start from +0.0: numpy.sum([-0.0, -0.0]) is +0.0, in
+    every kernel's layout and length (short rows, gangs, lanes, chunks,
+    columns), beside rows whose sums keep their sign."""
+    complex_ = np.dtype(dtype).kind == "c"
+    zero = complex(-0.0, -0.0) if complex_ else -0.0
+    for shape in ((6, 3), (8, 4), (8, 40), (8, 3 * ROW_CHUNK + 5),
+                  (40, 16400), (16400, 9)):
+        host = np.full(shape, zero, dtype=dtype)
+        host[0] = complex(-1.5, -1.5) if complex_ else -1.5
+        want = getattr(np, op)(host, axis=1)
+        for data, axis in ((cupy.asarray(host), 1),
+                           (cupy.ascontiguousarray(cupy.asarray(host).T),
+                            0)):
+            got = to_host(getattr(cudareduce, op)(data, axis=axis,
+                                                  method=method))
+            for part in ((np.real, np.imag) if complex_ else (np.real,)):
+                assert np.array_equal(np.signbit(part(got)),
+                                      np.signbit(part(want))), (
+                    f"{op} of {shape} along {axis}: {got[:3]} for "
+                    f"{want[:3]}")
+            assert np.array_equal(got, want)
+
+
 # --- out= --------------------------------------------------------------------
 
 OUT_KINDS = ("numpy", "numpy-strided", "cupy", "cupy-strided", "torch",

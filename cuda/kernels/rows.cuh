@@ -43,6 +43,7 @@
 
 #include "kernels/casts.cuh"
 #include "kernels/fast.cuh"
+#include "kernels/operators.cuh"
 #include "rows_plan.h"
 #include "tuning.h"
 
@@ -96,6 +97,41 @@ template <class T>
 __device__ __forceinline__ T load_element(const unsigned char *p)
 {
     return *reinterpret_cast<const T *>(p);
+}
+
+/* A zero sum as +0.0.  NumPy's sums start from +0.0, so that a row of
+ * -0.0 sums to +0.0 (numpy.sum([-0.0]) is 0.0), and so does the fast
+ * method's whole-array sum (from Op::identity()); a chunk here starts from
+ * its first element, which keeps the sign, so each chunk's sum (a partial
+ * or the row's result) is settled: a sum of zeros is +0.0 from the first
+ * chunk on, as NumPy's, and any other sum is unchanged.  A select, not an
+ * add of +0.0, which would give a NaN the GPU's payload.  A complex sum
+ * each part; nanmean's its sum. */
+template <class V>
+__device__ __forceinline__ V unsigned_zero(V v)
+{
+    return v == V(0) ? V(0) : v;
+}
+
+template <class F>
+__device__ __forceinline__ complex_value<F> unsigned_zero(complex_value<F> z)
+{
+    return {unsigned_zero(z.re), unsigned_zero(z.im)};
+}
+
+template <class Op, class Acc>
+__device__ __forceinline__ Acc settled(Acc v)
+{
+    if constexpr (cuda::std::is_same_v<Op, SumOp<Acc>>) {
+        return unsigned_zero(v);
+    }
+    else if constexpr (is_counted<Acc>::value) {
+        v.sum = unsigned_zero(v.sum);
+        return v;
+    }
+    else {
+        return v;
+    }
 }
 
 /* What a lane folds its elements into: the accumulator, but for an index
@@ -266,7 +302,7 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
         v = group_tree<Acc, Op>(v, lane, m < group ? (int)m : group, group);
         if (segment < segments && lane == 0) {
             *reinterpret_cast<Acc *>(out + out_offset + chunk * chunk_bytes)
-                = v;
+                = settled<Op>(v);
         }
     }
 }
@@ -362,7 +398,7 @@ reduce_columns(const unsigned char *in, cr_rows_geometry geometry,
         }
         if (here && y == 0) {
             *reinterpret_cast<Acc *>(out + out_offset + chunk * chunk_bytes)
-                = *own;
+                = settled<Op>(*own);
         }
     }
 }
@@ -394,7 +430,7 @@ __device__ __forceinline__ Acc short_tree(const T (&items)[ROW], int m)
         }
         present = present < offset ? present : offset;
     }
-    return v[0];
+    return settled<Op>(v[0]);
 }
 
 /* A row of `length` <= ROW elements `stride` bytes apart into items[0,

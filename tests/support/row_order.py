@@ -8,7 +8,8 @@ elements is folded by G lanes (32, or the power of two at or above a
 shorter m), lane j folding elements j, j + G, ... left to right; the
 lanes are combined by the tree ``for o in 16, 8, 4, 2, 1: v[i] = v[i] +
 v[i + o] for i < o`` where a lane that holds nothing takes no part; a
-row's chunk partials are reduced the same way, until one is left.
+chunk's sum that is zero is +0.0; a row's chunk partials are reduced the
+same way, until one is left.
 """
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def _chunk_sums(chunks: np.ndarray) -> np.ndarray:
                     lanes[:, i] += lanes[:, i + offset]
             present = min(present, offset)
         offset //= 2
-    return lanes[:, 0]
+    # A zero sum is +0.0 (the kernels' settled(): NumPy's sums of -0.0).
+    return np.where(lanes[:, 0] == 0, np.zeros((), lanes.dtype), lanes[:, 0])
 
 
 def ordered_sums(rows: np.ndarray, accumulator) -> np.ndarray:
