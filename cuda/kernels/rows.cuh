@@ -49,11 +49,14 @@
 
 /* Loads in flight a lane: CR_ROWS_UNROLL, of at most 128 bytes (32
  * registers: complex128's any and all spilled 4 bytes at 16); 2 where an
- * element and the accumulator take 32 bytes or more (complex128's count
- * or index beside it), which spilled 4 bytes at 4 (ptxas, sm_90). */
+ * element and the accumulator take more than 32 bytes (complex128's count
+ * or index beside it), which spilled 4 bytes at 4 (ptxas, sm_90).  At 32
+ * bytes (a later pass over argmin's 16-byte partials) 2 left the second
+ * pass of argmax over (4, 2^24) 31.9 us of one block's lanes folding 128
+ * partials each (docs/recorded/axis-kernels-2026-11-27-h200.txt). */
 template <class T, class Acc>
 inline constexpr int rows_unroll =
-    sizeof(T) + sizeof(Acc) >= 32 ? 2
+    sizeof(T) + sizeof(Acc) > 32 ? 2
     : CR_ROWS_UNROLL * sizeof(T) > 128 ? 128 / (int)sizeof(T)
                                        : CR_ROWS_UNROLL;
 
