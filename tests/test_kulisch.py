@@ -1,15 +1,21 @@
-"""The exact accumulator of issue 44's exact sums (cuda/exact/kulisch.h),
-without a GPU.
+"""The exact accumulator of issue 44's exact sums (cuda/exact/kulisch.h)
+and the per-thread window flushed into it (cuda/exact/window.h), without a
+GPU.
 
-tests/support/c/kulisch_check.c sums each case three ways -- in order,
-reversed, and cut into chunks whose accumulators (and special values) are
-merged -- and prints each result's bits in float64, float32, float16 and
-bfloat16 with its overflow flag.  All three must be the bits of the exact
-sum rounded once to nearest even, the same for every order and chunking:
-math.fsum for float64 where it does not overflow, else the exact fractions
-of support/exact_reference.py, whose rounding is held to fsum and to
-NumPy's own correctly rounded casts (test_reference_*).  The program also
-checks its capacity (2^62 times the largest double) itself.
+tests/support/c/kulisch_check.c sums each case five ways -- in order,
+reversed, cut into chunks whose accumulators (and special values) are
+merged, through one window, and through a window a "thread", each thread
+taking a strided share and flushing into its own accumulator, merged last
+(the GPU's shape) -- and prints each result's bits in float64, float32,
+float16 and bfloat16 with its overflow flag.  All five must be the bits of
+the exact sum rounded once to nearest even, the same for every order,
+chunking and number of threads: math.fsum for float64 where it does not
+overflow, else the exact fractions of support/exact_reference.py, whose
+rounding is held to fsum and to NumPy's own correctly rounded casts
+(test_reference_*).  The program also checks its capacity (2^62 times the
+largest double) itself, and says what the one window did (its flushes at
+the count's bound, its re-basings), which the window's own tests
+(test_window_*) hold to the design in window.h's header comment.
 
 Zeros: an exactly zero sum is +0.0, -0.0 inputs or not, as NumPy's sum
 gives (test_negative_zero holds NumPy to that too).  The random data
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import math
 import random
+import shutil
 import subprocess
 import sys
 import warnings
@@ -40,7 +47,13 @@ INCLUDES = [f"-I{ROOT / 'cuda' / 'include'}", f"-I{ROOT / 'cuda'}"]
 SEED = 44
 DBL_MAX = sys.float_info.max
 FLT_MAX = float(np.finfo(np.float32).max)
-WAYS = ("in order", "reversed", "in chunks")
+WAYS = ("in order", "reversed", "in chunks", "one window", "windows")
+# window.h's constants: additions between flushes, the span of exponents,
+# and where an element above the span (or the first) is put in it.
+WINDOW_ADDS = {"float32": 256, "float64": 2048}
+SPAN, ROOM = 32, 8
+# Each kind's significand bits, its exponent bias and largest exponent.
+KINDS = {"float32": (24, 127, 254), "float64": (53, 1023, 2046)}
 
 
 @pytest.fixture(scope="module")
@@ -58,30 +71,42 @@ def random_cuts(rng, n: int) -> list[int]:
     return sorted(int(c) for c in rng.integers(0, n + 1, rng.integers(9)))
 
 
-class Case:
-    """Values to sum (doubles, or floats where as_float), and where to cut
-    them into chunks."""
+def is_float32(x: float) -> bool:
+    """Whether x is a float32 value (NaN included)."""
+    with np.errstate(over="ignore"):
+        return math.isnan(x) or float(np.float32(x)) == x
 
-    def __init__(self, values, cuts=(), as_float=False):
+
+class Case:
+    """Values to sum (doubles, or floats where as_float), where to cut
+    them into chunks, and how many threads (windows) share them: 32 by
+    default, a warp."""
+
+    def __init__(self, values, cuts=(), as_float=False, threads=32):
         self.values = [float(x) for x in values]
+        assert not as_float or all(is_float32(x) for x in self.values)
         self.cuts = list(cuts)
         self.as_float = as_float
+        self.threads = threads
 
     def line(self) -> str:
-        return " ".join(["f" if self.as_float else "d", str(len(self.cuts)),
-                         *map(str, self.cuts), str(len(self.values)),
+        return " ".join(["f" if self.as_float else "d", str(self.threads),
+                         str(len(self.cuts)), *map(str, self.cuts),
+                         str(len(self.values)),
                          *map(float.hex, self.values)])
 
     def __repr__(self):
         shown = ", ".join(map(float.hex, self.values[:6]))
         more = f", ... ({len(self.values)} values)" if len(
             self.values) > 6 else ""
-        return f"Case([{shown}{more}], cuts={self.cuts})"
+        return (f"Case([{shown}{more}], cuts={self.cuts}, "
+                f"as_float={self.as_float}, threads={self.threads})")
 
 
 def sums(program, tmp_path, cases):
     """The program's answers: for each case, whether its accumulator is
-    zero and, for each way of summing, a (bits, overflow) per format."""
+    zero; for each way of summing, a (bits, overflow) per format; and the
+    one window's (flushes at the bound, re-basings)."""
     path = tmp_path / "cases.txt"
     path.write_text("\n".join(case.line() for case in cases) + "\n")
     ran = subprocess.run([str(program), str(path)], capture_output=True,
@@ -90,10 +115,12 @@ def sums(program, tmp_path, cases):
     answers = []
     for line in ran.stdout.splitlines():
         fields = line.split()
+        assert len(fields) == 1 + 8 * len(WAYS) + 2, line
         pairs = [(int(fields[k], 16), bool(int(fields[k + 1])))
-                 for k in range(1, len(fields), 2)]
+                 for k in range(1, len(fields) - 2, 2)]
         answers.append((bool(int(fields[0])),
-                        [pairs[4 * w:4 * w + 4] for w in range(3)]))
+                        [pairs[4 * w:4 * w + 4] for w in range(len(WAYS))],
+                        (int(fields[-2]), int(fields[-1]))))
     assert len(answers) == len(cases)
     return answers
 
@@ -120,7 +147,7 @@ def check(program, tmp_path, cases):
     """Every way of summing every case gives the exact sum's bits; the
     program's answers."""
     answers = sums(program, tmp_path, cases)
-    for case, (zero, ways) in zip(cases, answers):
+    for case, (zero, ways, _) in zip(cases, answers):
         finite = [x for x in case.values if math.isfinite(x)]
         assert zero == (exact_sum(finite) == 0), case
         want = wanted(case.values)
@@ -347,8 +374,8 @@ def test_exact_zero(program, tmp_path):
     cases = [Case(values, random_cuts(rng, len(values))),
              Case([1e308, -1e308]), Case([5e-324, -5e-324], [1]),
              Case([1.5, -0.5, -1.0])]
-    assert all(zero and ways == [[(0, False)] * 4] * 3
-               for zero, ways in check(program, tmp_path, cases))
+    assert all(zero and ways == [[(0, False)] * 4] * len(WAYS)
+               for zero, ways, _ in check(program, tmp_path, cases))
 
 
 def test_negative_zero(program, tmp_path):
@@ -357,8 +384,8 @@ def test_negative_zero(program, tmp_path):
              [1.0, -1.0, -0.0]]
     cases = [Case(v, [len(v) // 2], as_float) for v in lists
              for as_float in (False, True)]
-    assert all(ways == [[(0, False)] * 4] * 3
-               for _, ways in check(program, tmp_path, cases))
+    assert all(ways == [[(0, False)] * 4] * len(WAYS)
+               for _, ways, _ in check(program, tmp_path, cases))
     for v in lists:
         for dtype in (np.float64, np.float32, np.float16):
             assert not np.signbit(np.sum(np.array(v, dtype))), (v, dtype)
@@ -383,6 +410,12 @@ def test_specials(program, tmp_path):
             math.isnan(numpy_sum) and want[0] == 0x7ff8000000000000)
         for _ in range(3):
             cases.append(Case(values, random_cuts(rng, len(values))))
+        if all(map(is_float32, values)):
+            cases.append(Case(values, [1], as_float=True))
+    # The same as floats, where the finite part overflows float32.
+    flt_max = float(np.finfo(np.float32).max)
+    for values in ([inf, flt_max, flt_max], [-inf, -flt_max, -flt_max],
+                   [inf, -flt_max, -flt_max], [nan, flt_max, -inf]):
         cases.append(Case(values, [1], as_float=True))
     check(program, tmp_path, cases)
 
@@ -408,8 +441,8 @@ def test_chunking(program, tmp_path):
     cuts = [random_cuts(rng, 2000) for _ in range(18)]
     cuts += [list(range(1, 2000)), sorted(rng.integers(0, 2001, 500))]
     cases = [Case(values, c) for c in cuts]
-    assert len({str(ways) for _, ways in check(program, tmp_path,
-                                                cases)}) == 1
+    assert len({str(ways) for _, ways, _ in check(program, tmp_path,
+                                                   cases)}) == 1
 
 
 def test_reference_matches_numpy():
@@ -441,3 +474,224 @@ def test_reference_matches_numpy():
         word = int(x.view(np.uint32))
         rounded = (word + 0x7fff + (word >> 16 & 1)) >> 16
         assert round_exact(Fraction(float(x)), "bfloat16")[0] == rounded, x
+
+
+# --- the window (cuda/exact/window.h) ------------------------------------
+
+
+def window_moves(program, tmp_path, cases) -> list[tuple[int, int]]:
+    """Every way exact (check), and the one window's (flushes at the
+    count's bound, re-basings) for each case."""
+    return [moves for _, _, moves in check(program, tmp_path, cases)]
+
+
+def element(kind: str, e: int, significand: int, sign: int = 1) -> float:
+    """sign * significand * 2^(e - bias - (p - 1)): for a significand with
+    its leading one, the value of biased exponent e; e = 1 with one below
+    2^(p - 1), a subnormal."""
+    p, bias, _ = KINDS[kind]
+    return sign * math.ldexp(significand, e - bias - (p - 1))
+
+
+def random_element(rng, kind: str, e: int) -> float:
+    """A random value of biased exponent e, either sign; e = 0, a random
+    subnormal (nonzero)."""
+    p, _, _ = KINDS[kind]
+    sign = int(rng.choice([-1, 1]))
+    if e == 0:
+        return element(kind, 1, int(rng.integers(1, 2 ** (p - 1))), sign)
+    return element(kind, e, int(rng.integers(2 ** (p - 1), 2 ** p)), sign)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_window_headroom(program, tmp_path, kind):
+    # The first element puts the span's top ROOM exponents above it; then
+    # the largest significand at that top, all of one sign.  With the
+    # first, adds - 1 of them are the bound's additions exactly (no flush
+    # at the bound), one more is one past it (one flush), and so on; a
+    # run of 10 bounds holds windows of nothing but the largest, whose
+    # float64 `high` reaches -2^63 exactly where they are negative.
+    p, bias, _ = KINDS[kind]
+    adds = WINDOW_ADDS[kind]
+    # One past the bound would overflow the window's word (float32) or
+    # its `high` (float64): a window that missed its flush would be wrong.
+    first_units = 2 ** (p - 1) * 2 ** (SPAN - 1 - ROOM)
+    if kind == "float32":
+        assert adds * (2 ** p - 1) * 2 ** 31 + first_units >= 2 ** 63
+    else:
+        assert adds * (2 ** 52 - 1) + first_units // 2 ** 32 >= 2 ** 63
+    e = bias + 3
+    cases, want = [], []
+    for sign in (1, -1):
+        first = element(kind, e - ROOM, 2 ** (p - 1), sign)
+        top = element(kind, e, 2 ** p - 1, sign)
+        for k in (adds - 1, adds, adds + 1, 2 * adds - 1, 2 * adds,
+                  10 * adds + 3):
+            cases.append(Case([first] + [top] * k,
+                              as_float=kind == "float32"))
+            want.append((k // adds, 1))
+    assert window_moves(program, tmp_path, cases) == want
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_window_span_edges(program, tmp_path, kind):
+    # Sequences of exponents (0: a subnormal), random significands and
+    # signs, and the re-basings each must make.  The first element's
+    # span is bottom .. top; one below a span re-bases it to start there,
+    # one above (or the first) to end ROOM exponents above it; the span
+    # stays within exponents 1 .. emax.
+    p, bias, emax = KINDS[kind]
+    rng = np.random.default_rng([SEED, 13, p])
+    e = bias
+    top, bottom = e + ROOM, e - (SPAN - 1 - ROOM)
+    sequences = [
+        ([e, top], 1), ([e, top + 1], 2), ([e, bottom], 1),
+        ([e, bottom - 1], 2), ([e, bottom, top, bottom, top, e], 1),
+        # Re-based down to the element: the span reaches 31 above it.
+        ([e, bottom - 1, bottom + 30], 2), ([e, bottom - 1, bottom + 31], 3),
+        # Up, then down to the bottom: two spans 31 apart share one.
+        ([e, e + 31] * 50, 3),
+        # 32 apart: every element re-bases.
+        ([e, e + 32] * 50, 100),
+        # The top of the exponents: the span is emax - 31 .. emax.
+        ([emax, emax - 31, emax], 1), ([emax, emax - 32], 2),
+        ([emax - 31, emax, emax - 31], 2),
+        # The bottom: 1 .. 32, subnormals in it.
+        ([1, 32, 1, 0, 0], 1), ([1, 33], 2), ([0, 32, 0], 1),
+        ([33, 0], 2), ([0, 33, 0], 3),
+    ]
+    cases = []
+    for exponents, _ in sequences:
+        values = [random_element(rng, kind, x) for x in exponents]
+        cases.append(Case(values, as_float=kind == "float32", threads=3))
+    assert [r for _, r in window_moves(program, tmp_path, cases)] == [
+        r for _, r in sequences]
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_window_far_apart(program, tmp_path, kind):
+    # Elements alternating between exponents far apart re-base every
+    # element; so nearly does data spread over the whole range (all but
+    # about 32 in 254 float32 elements, 32 in 2046 float64 ones).
+    p, bias, emax = KINDS[kind]
+    rng = np.random.default_rng([SEED, 14, p])
+    far = 60 if kind == "float32" else 500
+    alternating = [random_element(rng, kind, bias + (far if k % 2 else -far))
+                   for k in range(1000)]
+    subnormal_or_huge = [random_element(rng, kind, 0 if k % 2 else emax)
+                         for k in range(1000)]
+    wide = [random_element(rng, kind, int(x))
+            for x in rng.integers(1, emax + 1, 3000)]
+    cases = [Case(v, random_cuts(rng, len(v)), as_float=kind == "float32")
+             for v in (alternating, subnormal_or_huge, wide)]
+    moves = window_moves(program, tmp_path, cases)
+    assert [r for _, r in moves[:2]] == [1000, 1000]
+    assert moves[2][1] > (0.8 if kind == "float32" else 0.95) * 3000
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_window_subnormals(program, tmp_path, kind):
+    # Subnormals alone sit in the bottom span (exponent 1 with no leading
+    # one) and never re-base it; beside normals of the bottom span too;
+    # sums that cross into the normals; subnormals beside 1.0 re-base.
+    p, bias, _ = KINDS[kind]
+    rng = np.random.default_rng([SEED, 15, p])
+    adds = WINDOW_ADDS[kind]
+    tiny = [random_element(rng, kind, 0) for _ in range(3 * adds)]
+    positive = [abs(x) for x in tiny]
+    # (the first a subnormal: one of exponent above 24 would put the
+    # span's bottom above 1)
+    bottom = [random_element(rng, kind, int(x))
+              for x in [0, *rng.integers(0, 33, 3 * adds - 1)]]
+    largest = element(kind, 1, 2 ** (p - 1) - 1)
+    crossing = [largest] * 5 + [-largest] * 2
+    beside_one = [random_element(rng, kind, 0 if k % 2 else bias)
+                  for k in range(200)]
+    cases = [Case(v, random_cuts(rng, len(v)), as_float=kind == "float32")
+             for v in (tiny, positive, bottom, crossing, beside_one)]
+    moves = window_moves(program, tmp_path, cases)
+    assert moves[:4] == [(2, 1), (2, 1), (2, 1), (0, 1)]
+    assert moves[4][1] == 200
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_window_first_element(program, tmp_path, kind):
+    # A first element far above or below the rest: the second re-bases
+    # the window once, and the rest stay in it.
+    p, bias, _ = KINDS[kind]
+    rng = np.random.default_rng([SEED, 16, p])
+    rest = [random_element(rng, kind, bias) for _ in range(3000)]
+    cases = [Case([first] + rest, as_float=kind == "float32")
+             for first in (element(kind, bias + 100, 2 ** p - 1),
+                           element(kind, bias - 100, 2 ** (p - 1), -1),
+                           random_element(rng, kind, 0))]
+    adds = WINDOW_ADDS[kind]
+    assert window_moves(program, tmp_path, cases) == [
+        ((3000 - 1) // adds, 2)] * 3
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_window_typical_data(program, tmp_path, kind):
+    # Normal data and data spread over 6 orders of magnitude, random
+    # signs: the window re-bases once or twice and is flushed at its
+    # bound otherwise (10^5 additions: 390 float32 windows, 48 float64).
+    p, _, _ = KINDS[kind]
+    rng = np.random.default_rng([SEED, 17, p])
+    dtype = np.float32 if kind == "float32" else np.float64
+    n = 10 ** 5
+    normal = rng.standard_normal(n).astype(dtype)
+    spread = (rng.choice([-1.0, 1.0], n)
+              * 10.0 ** rng.uniform(-3, 3, n)).astype(dtype)
+    cases = [Case(v, random_cuts(rng, n), as_float=kind == "float32")
+             for v in (normal, spread)]
+    adds = WINDOW_ADDS[kind]
+    for flushes, rebasings in window_moves(program, tmp_path, cases):
+        assert rebasings <= 2
+        assert flushes + rebasings >= n // adds
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_window_zeros(program, tmp_path, kind):
+    # Zeros of either sign neither count as additions nor place or
+    # re-base the window; zeros alone leave it empty and sum to +0.0.
+    as_float = kind == "float32"
+    cases = [Case([1.0, 0.0, -0.0] * 300, as_float=as_float),
+             Case([0.0, -0.0] * 10, as_float=as_float),
+             Case([-0.0] * 5 + [1.5, -0.0, 2.0 ** -60], as_float=as_float)]
+    answers = check(program, tmp_path, cases)
+    ones = 1 if kind == "float32" else 0
+    assert [moves for _, _, moves in answers] == [(ones, 1), (0, 0), (0, 2)]
+    assert answers[1][1] == [[(0, False)] * 4] * len(WAYS)
+
+
+def test_window_threads(program, tmp_path):
+    # One sum of wide-ranged doubles, and one of floats, through 1 to
+    # 5000 threads (more threads than values: empty windows): identical
+    # bits, the exact sum's.
+    rng = np.random.default_rng([SEED, 18])
+    values = rng.choice([-1.0, 1.0], 2000) * 10.0 ** rng.uniform(-300, 300,
+                                                                  2000)
+    floats = (rng.standard_normal(2000)
+              * 2.0 ** rng.integers(-140, 120, 2000)).astype(np.float32)
+    cases = [Case(v, as_float=as_float, threads=t)
+             for v, as_float in ((values, False), (floats, True))
+             for t in (1, 2, 3, 7, 32, 33, 256, 1999, 5000)]
+    answers = check(program, tmp_path, cases)
+    assert len({str(ways) for _, ways, _ in answers[:9]}) == 1
+    assert len({str(ways) for _, ways, _ in answers[9:]}) == 1
+
+
+def test_headers_compile_as_cpp17(tmp_path):
+    # kulisch.h and window.h are C99 and C++17 (nvcc compiles them as
+    # the latter): the C++ compiler takes both, warnings as errors.
+    compiler = shutil.which("c++") or shutil.which("g++")
+    assert compiler, "no C++ compiler (nvcc needs one too)"
+    source = tmp_path / "headers.cpp"
+    source.write_text('#include "exact/window.h"\n'
+                      "int main() { cr_window32 w; cr_window32_clear(&w);"
+                      " return (int)w.count; }\n")
+    built = subprocess.run(
+        [compiler, "-std=c++17", "-Wall", "-Wextra", "-Werror",
+         "-fsyntax-only", *INCLUDES, str(source)],
+        capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr

@@ -18,8 +18,9 @@
  * Speed: adding a double touches the 3 limbs its significand spans, and
  * its carry or borrow runs on only until it dies (to the top when the
  * sum changes sign); merging walks all 68 limbs, and so does rounding.
- * This is the flush target of the GPU design (a per-warp fixed-point
- * window flushed into it now and then), not a per-element path.
+ * This is the flush target of the GPU design (window.h: a per-thread
+ * fixed-point window flushed into it now and then by
+ * cr_kulisch_add_limbs), not a per-element path.
  *
  * NaN and infinities never enter it: cr_specials notes them, and
  * cr_exact_result gives NumPy's result from both.  -0.0 adds nothing,
@@ -135,6 +136,36 @@ cr_kulisch_add_double(cr_kulisch *acc, double x)
     const int negative = (int)(bits >> 63);
     cr_kulisch_add_at(acc, at / 32, negative ? -first : first);
     cr_kulisch_add_at(acc, at / 32 + 1, negative ? -rest : rest);
+}
+
+/* Adds value * 2^at, value the two's-complement integer of the n 32-bit
+ * limbs value[0 .. n) (least significant first, the sign bit 31 of the
+ * last): the flush of a fixed-point window (window.h).  Shifted by
+ * at % 32, value is n + 1 limbs (a signed 32 n-bit integer times 2^31 at
+ * most fits), added from limb at / 32 with their carry; above them the
+ * shifted value's sign extension (all ones, or none) and the last carry
+ * together add carry - 1, or carry: one limb's amount, whose carry or
+ * borrow add_at runs on.  What lies above the top limb falls off, as two's
+ * complement wants. */
+CR_HD static inline void
+cr_kulisch_add_limbs(cr_kulisch *acc, int at, const uint32_t *value, int n)
+{
+    const int i = at / 32, shift = at % 32;
+    const uint32_t sign = (uint32_t)((int32_t)value[n - 1] >> 31);
+    uint32_t below = 0;
+    uint64_t carry = 0;
+
+    for (int j = 0; j <= n && i + j < CR_KULISCH_LIMBS; j++) {
+        const uint32_t word = j < n ? value[j] : sign;
+        const uint32_t shifted = shift ? word << shift
+                                         | below >> (32 - shift)
+                                       : word;
+        const uint64_t t = (uint64_t)acc->limb[i + j] + shifted + carry;
+        acc->limb[i + j] = (uint32_t)t;
+        carry = t >> 32;
+        below = word;
+    }
+    cr_kulisch_add_at(acc, i + n + 1, (int64_t)carry - (int64_t)(sign & 1));
 }
 
 /* Adds a finite float exactly (a float converts to double exactly). */

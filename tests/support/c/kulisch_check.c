@@ -1,28 +1,36 @@
-/* kulisch_check.c: the exact accumulator (cuda/exact/kulisch.h), without
- * a GPU.  Built and fed by tests/test_kulisch.py.
+/* kulisch_check.c: the exact accumulator (cuda/exact/kulisch.h) and the
+ * per-thread window flushed into it (cuda/exact/window.h), without a GPU.
+ * Built and fed by tests/test_kulisch.py.
  *
  * First checks the accumulator's capacity (2^62 times the largest double,
  * of either sign, doubled by merging an accumulator into itself) and
  * names each failed check on stderr.  Then reads cases from the file
  * named by its argument, whitespace-separated:
  *
- *   KIND CUTS c_1 .. c_CUTS N x_1 .. x_N
+ *   KIND THREADS CUTS c_1 .. c_CUTS N x_1 .. x_N
  *
  * KIND "d" adds the values as doubles, "f" as floats (each must be one);
  * the values are as strtod reads them (hex floats, inf, nan).  For each
  * case it prints a line: whether the accumulator of the finite values is
- * zero, then the result (cr_exact_result) of three ways of summing them:
- * in order; in reverse order; and cut at c_1 <= .. <= c_CUTS into chunks,
+ * zero, then the result (cr_exact_result) of five ways of summing them:
+ * in order; in reverse order; cut at c_1 <= .. <= c_CUTS into chunks,
  * each summed into its own accumulator and specials, merged last chunk
- * first.  A result is, for float64, float32, float16 and bfloat16, its
- * bits in hex and its overflow flag.  Exits 1 if a check failed or the
- * file could not be read, else 0. */
+ * first; through one window (cr_window64 for doubles, cr_window32 for
+ * floats) flushed into the accumulator; and, as a GPU's threads would,
+ * through THREADS windows, thread t taking values t, t + THREADS, ..,
+ * each flushed into its own accumulator and specials, merged last.  A
+ * result is, for float64, float32, float16 and bfloat16, its bits in hex
+ * and its overflow flag.  Last on the line, what the one window did: how
+ * many times it was flushed at its count's bound, and how many times it
+ * was re-based (its first element's placing included).  Exits 1 if a
+ * check failed or the file could not be read, else 0. */
 #include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "exact/kulisch.h"
+#include "exact/window.h"
 
 static int failures = 0;
 
@@ -90,6 +98,42 @@ add_values(cr_kulisch *acc, cr_specials *specials, const double *values,
     }
 }
 
+/* Sums values begin, begin + stride, .. below end through a window,
+ * flushed into acc at the end; counts into moves[0] its flushes at the
+ * count's bound (the base stays, the count drops) and into moves[1] its
+ * re-basings (the base changes). */
+static void
+window_values(cr_kulisch *acc, cr_specials *specials, const double *values,
+              long begin, long end, long stride, int as_float, long *moves)
+{
+    cr_window32 w32;
+    cr_window64 w64;
+
+    cr_window32_clear(&w32);
+    cr_window64_clear(&w64);
+    for (long k = begin; k < end; k += stride) {
+        const int32_t base = as_float ? w32.base : w64.base;
+        const uint32_t count = as_float ? w32.count : w64.count;
+        if (as_float) {
+            cr_window32_add(&w32, acc, specials, (float)values[k]);
+        }
+        else {
+            cr_window64_add(&w64, acc, specials, values[k]);
+        }
+        if ((as_float ? w32.base : w64.base) != base) {
+            moves[1]++;
+        }
+        else if ((as_float ? w32.count : w64.count) < count) {
+            moves[0]++;
+        }
+        CHECK(w32.count <= CR_WINDOW32_ADDS && w64.count <= CR_WINDOW64_ADDS);
+    }
+    cr_window32_flush(&w32, acc);
+    cr_window64_flush(&w64, acc);
+    CHECK(w32.sum == 0 && w32.count == 0);
+    CHECK(w64.low == 0 && w64.high == 0 && w64.count == 0);
+}
+
 static void
 print_results(const cr_kulisch *acc, const cr_specials *specials)
 {
@@ -106,16 +150,18 @@ static int
 run_case(FILE *file)
 {
     char kind[2], text[64];
-    long cuts, n;
+    long threads, cuts, n;
     long *cut;
+    long moves[2] = {0, 0};
     double *values;
-    cr_kulisch acc, part;
-    cr_specials specials, part_specials;
+    cr_kulisch acc, part, *thread_acc;
+    cr_specials specials, part_specials, *thread_specials;
 
     if (fscanf(file, "%1s", kind) != 1) {
         return 0;
     }
-    if (fscanf(file, "%ld", &cuts) != 1 || cuts < 0) {
+    if (fscanf(file, "%ld", &threads) != 1 || threads < 1
+        || fscanf(file, "%ld", &cuts) != 1 || cuts < 0) {
         return -1;
     }
     cut = malloc((size_t)(cuts + 2) * sizeof(*cut));
@@ -164,7 +210,29 @@ run_case(FILE *file)
         cr_specials_merge(&specials, &part_specials);
     }
     print_results(&acc, &specials);
-    printf("\n");
+
+    cr_kulisch_clear(&acc);
+    cr_specials_clear(&specials);
+    window_values(&acc, &specials, values, 0, n, 1, as_float, moves);
+    print_results(&acc, &specials);
+
+    thread_acc = malloc((size_t)threads * sizeof(*thread_acc));
+    thread_specials = malloc((size_t)threads * sizeof(*thread_specials));
+    for (long t = 0; t < threads; t++) {
+        long ignored[2] = {0, 0};
+        cr_kulisch_clear(&thread_acc[t]);
+        cr_specials_clear(&thread_specials[t]);
+        window_values(&thread_acc[t], &thread_specials[t], values, t, n,
+                      threads, as_float, ignored);
+    }
+    for (long t = 1; t < threads; t++) {
+        cr_kulisch_merge(&thread_acc[0], &thread_acc[t]);
+        cr_specials_merge(&thread_specials[0], &thread_specials[t]);
+    }
+    print_results(&thread_acc[0], &thread_specials[0]);
+    printf(" %ld %ld\n", moves[0], moves[1]);
+    free(thread_acc);
+    free(thread_specials);
     free(cut);
     free(values);
     return 1;
