@@ -137,4 +137,11 @@ typedef char cr_short_row_is_a_group[
  * enough blocks per SM to fill CR_THREADS_PER_SM. */
 #define CR_PROBE_THREADS 512
 
+/* Exact sums (kernels/exact.cuh): threads a block, and the blocks an SM
+ * its registers are bounded for (108 registers and no spill on sm_90;
+ * bounded by threads alone, ptxas chose 64 and spilled 96 to 140
+ * bytes). */
+#define CR_EXACT_THREADS 256
+#define CR_EXACT_BLOCKS_PER_SM 2
+
 #endif

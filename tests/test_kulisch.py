@@ -37,8 +37,8 @@ import pytest
 
 from support.c_build import c_compiler
 from support.exact_reference import (FORMATS, TINIEST, binade, exact_sum,
-                                     expected, limits, round_exact,
-                                     value_of)
+                                     expected, infinity_bits, limits,
+                                     nan_bits, round_exact, value_of)
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "support" / "c" / "kulisch_check.c"
@@ -103,17 +103,22 @@ class Case:
                 f"as_float={self.as_float}, threads={self.threads})")
 
 
+def run(program, tmp_path, lines: list[str]) -> list[str]:
+    """The program's output lines for the case lines given."""
+    path = tmp_path / "cases.txt"
+    path.write_text("".join(line + "\n" for line in lines))
+    ran = subprocess.run([str(program), str(path)], capture_output=True,
+                         text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.splitlines()
+
+
 def sums(program, tmp_path, cases):
     """The program's answers: for each case, whether its accumulator is
     zero; for each way of summing, a (bits, overflow) per format; and the
     one window's (flushes at the bound, re-basings)."""
-    path = tmp_path / "cases.txt"
-    path.write_text("\n".join(case.line() for case in cases) + "\n")
-    ran = subprocess.run([str(program), str(path)], capture_output=True,
-                         text=True, timeout=300)
-    assert ran.returncode == 0, ran.stderr
     answers = []
-    for line in ran.stdout.splitlines():
+    for line in run(program, tmp_path, [case.line() for case in cases]):
         fields = line.split()
         assert len(fields) == 1 + 8 * len(WAYS) + 2, line
         pairs = [(int(fields[k], 16), bool(int(fields[k + 1])))
@@ -695,3 +700,61 @@ def test_headers_compile_as_cpp17(tmp_path):
          "-fsyntax-only", *INCLUDES, str(source)],
         capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
+
+
+def means(program, tmp_path, cases) -> list[list[tuple[int, bool]]]:
+    """The program's means: for each (count, values), a (bits, overflow)
+    per format."""
+    answers = []
+    for line in run(program, tmp_path, [
+            f"q {count} {len(values)} {' '.join(map(float.hex, values))}"
+            for count, values in cases]):
+        fields = line.split()
+        assert len(fields) == 8, line
+        answers.append([(int(fields[k], 16), bool(int(fields[k + 1])))
+                        for k in range(0, 8, 2)])
+    assert len(answers) == len(cases)
+    return answers
+
+
+def test_mean_is_the_exact_quotient_rounded_once(program, tmp_path):
+    # The exact sum over the count, rounded once: random data, counts of
+    # 1 to beyond 2^32 (the 128-bit division), quotients that are ties of
+    # each format (to even) or a hair beside one, and quotients below the
+    # least float64 subnormal (a half and more of it rounds up).
+    rng = np.random.default_rng([SEED, 20])
+    cases = []
+    for n in (1, 2, 3, 7, 1000):
+        values = list(rng.standard_normal(n) * 10.0 ** rng.integers(-300,
+                                                                    300, n))
+        for count in (n, 3, 10 ** 6 + 1, 2 ** 32 - 1, 2 ** 32 + 15,
+                      2 ** 63 - 25):
+            cases.append((count, values))
+    for fmt in FORMATS:
+        for bits, tie in ties(rng, fmt, 10):
+            for count in (3, 2 ** 33 + 1):
+                for hair in (0, 1, -1):
+                    q = tie * count + hair * TINIEST
+                    if abs(q) < DBL_MAX * 2 ** 40:
+                        cases.append((count, doubles_summing_to(q, rng, 1)))
+    tiny = float(TINIEST)
+    for k in range(6):
+        cases.append((4, [k * tiny]))
+        cases.append((2, [k * tiny, -0.0]))
+    answers = means(program, tmp_path, cases)
+    for (count, values), got in zip(cases, answers):
+        quotient = exact_sum(values) / count
+        want = [round_exact(quotient, fmt) for fmt in FORMATS]
+        assert got == want, (count, values[:4])
+
+
+def test_mean_of_specials(program, tmp_path):
+    answers = means(program, tmp_path, [(2, [1.0, math.nan]),
+                                        (5, [math.inf, 1e308]),
+                                        (3, [-math.inf, 1.0]),
+                                        (2, [math.inf, -math.inf])])
+    for got, want in zip(answers, (nan_bits("float64"),
+                                   infinity_bits("float64"),
+                                   infinity_bits("float64", True),
+                                   nan_bits("float64"))):
+        assert got[0] == (want, False)

@@ -225,56 +225,63 @@ cr_kulisch_any_below(const cr_kulisch *acc, int at)
     return any != 0;
 }
 
-/* The bits of `format` nearest the accumulator's value, ties to even,
- * rounded once from the exact value (rounding to double first, then to
- * float, rounds twice: wrong next to a float's ties).  Its leading one
- * is found; the result's last place is `precision` bits down from there,
- * or the format's least subnormal where that is higher; the guard bit
- * below it and the sticky OR of all below that decide.  Beyond the
- * format's largest finite value after rounding: infinity, *overflow 1
- * (else 0).  Zero is +0.0. */
+/* The bits of `format` nearest m + f, m the magnitude in the
+ * accumulator (not negative) and f a fraction of its bit 0 (0 <= f < 1:
+ * `half` whether f >= 1/2, `sticky` whether f is neither 0 nor 1/2; a
+ * sum has none, a mean the remainder of its division), with the sign of
+ * `negative`, ties to even, rounded once from the exact value (rounding
+ * to double first, then to float, rounds twice: wrong next to a float's
+ * ties).  The leading one is found; the result's last place is
+ * `precision` bits down from there, or the format's least subnormal where
+ * that is higher; the guard bit below it and the sticky OR of all below
+ * that decide.  Beyond the format's largest finite value after rounding:
+ * infinity, *overflow 1 (else 0).  Zero is +0.0; a nonzero value that
+ * rounds to zero keeps its sign. */
 CR_HD static inline uint64_t
-cr_kulisch_round(const cr_kulisch *acc, cr_exact_format format,
-                 int *overflow)
+cr_kulisch_round_magnitude(const cr_kulisch *m, int negative, int half,
+                           int sticky, cr_exact_format format,
+                           int *overflow)
 {
     const int p = cr_exact_precision(format);
     const int w = cr_exact_exponent_bits(format);
     const int bias = (1 << (w - 1)) - 1;
-    const int negative = (int)(acc->limb[CR_KULISCH_LIMBS - 1] >> 31);
     const uint64_t sign = (uint64_t)negative << (p - 1 + w);
-    cr_kulisch m = *acc;
     int i = CR_KULISCH_LIMBS - 1;
+    int e = -CR_KULISCH_SCALE - 1;
 
     *overflow = 0;
-    if (negative) {
-        cr_kulisch_negate(&m);
-    }
-    while (i >= 0 && m.limb[i] == 0) {
+    while (i >= 0 && m->limb[i] == 0) {
         i--;
     }
-    if (i < 0) {
+    if (i < 0 && !half && !sticky) {
         return 0;
     }
-    int top = 32 * i + 31;
-    while (!(m.limb[i] >> (top % 32) & 1)) {
-        top--;
+    if (i >= 0) {
+        int top = 32 * i + 31;
+        while (!(m->limb[i] >> (top % 32) & 1)) {
+            top--;
+        }
+        /* The value is in [2^e, 2^(e + 1)), e = top - 1074 <= 1101. */
+        e = top - CR_KULISCH_SCALE;
     }
-    /* The value is in [2^e, 2^(e + 1)), e = top - 1074 <= 1101. */
-    const int e = top - CR_KULISCH_SCALE;
     /* The result's last place, as a bit of the accumulator: at least 0,
-     * as no format here has a subnormal below 2^-1074. */
+     * as no format here has a subnormal below 2^-1074.  (Below bit 0,
+     * the value is below every format's least subnormal: e is taken
+     * below them all.) */
     const int last = (e < 1 - bias ? 1 - bias : e) - (p - 1)
                      + CR_KULISCH_SCALE;
     const int shift = last % 32;
     /* The significand: bits last .. top (at most 53, from up to 3
      * limbs; above top all are 0). */
-    const uint64_t pair = cr_kulisch_limb(&m, last / 32)
-                          | cr_kulisch_limb(&m, last / 32 + 1) << 32;
+    const uint64_t pair = cr_kulisch_limb(m, last / 32)
+                          | cr_kulisch_limb(m, last / 32 + 1) << 32;
     uint64_t significand = pair >> shift
-        | (shift ? cr_kulisch_limb(&m, last / 32 + 2) << (64 - shift) : 0);
+        | (shift ? cr_kulisch_limb(m, last / 32 + 2) << (64 - shift) : 0);
     const int guard = last > 0
-                      && (m.limb[(last - 1) / 32] >> ((last - 1) % 32) & 1);
-    if (guard && ((significand & 1) || cr_kulisch_any_below(&m, last - 1))) {
+        ? (int)(m->limb[(last - 1) / 32] >> ((last - 1) % 32) & 1) : half;
+    const int below = last > 0
+        ? cr_kulisch_any_below(m, last - 1) || half || sticky : sticky;
+    if (guard && ((significand & 1) || below)) {
         significand++;
     }
     /* The exponent field of a normal result is one below its biased
@@ -291,6 +298,64 @@ cr_kulisch_round(const cr_kulisch *acc, cr_exact_format format,
         return sign | cr_exact_infinity(format);
     }
     return sign | bits;
+}
+
+/* The bits of `format` nearest the accumulator's value (see
+ * cr_kulisch_round_magnitude). */
+CR_HD static inline uint64_t
+cr_kulisch_round(const cr_kulisch *acc, cr_exact_format format,
+                 int *overflow)
+{
+    const int negative = (int)(acc->limb[CR_KULISCH_LIMBS - 1] >> 31);
+    cr_kulisch m = *acc;
+    if (negative) {
+        cr_kulisch_negate(&m);
+    }
+    return cr_kulisch_round_magnitude(&m, negative, 0, 0, format,
+                                      overflow);
+}
+
+/* m = m / d, the remainder returned (m not negative, d > 0): long
+ * division a limb at a time from the top, in 64 bits where d is below
+ * 2^32 (the remainder and a limb then fit), else in 128. */
+CR_HD static inline uint64_t
+cr_kulisch_divide(cr_kulisch *m, uint64_t d)
+{
+    uint64_t remainder = 0;
+    for (int i = CR_KULISCH_LIMBS - 1; i >= 0; i--) {
+        if (d <= UINT32_MAX) {
+            const uint64_t t = remainder << 32 | m->limb[i];
+            m->limb[i] = (uint32_t)(t / d);
+            remainder = t % d;
+        }
+        else {
+            __extension__ typedef unsigned __int128 cr_u128;
+            const cr_u128 t = (cr_u128)remainder << 32 | m->limb[i];
+            m->limb[i] = (uint32_t)(t / d);
+            remainder = (uint64_t)(t % d);
+        }
+    }
+    return remainder;
+}
+
+/* The bits of `format` nearest the accumulator's value divided by
+ * `count` (> 0), rounded once: the quotient's magnitude, and its
+ * remainder as the fraction below bit 0. */
+CR_HD static inline uint64_t
+cr_kulisch_round_quotient(const cr_kulisch *acc, uint64_t count,
+                          cr_exact_format format, int *overflow)
+{
+    const int negative = (int)(acc->limb[CR_KULISCH_LIMBS - 1] >> 31);
+    cr_kulisch m = *acc;
+    if (negative) {
+        cr_kulisch_negate(&m);
+    }
+    const uint64_t r = cr_kulisch_divide(&m, count);
+    /* f = r / count: at least 1/2 where r >= count - r. */
+    const int half = r != 0 && r >= count - r;
+    const int sticky = r != 0 && r != count - r;
+    return cr_kulisch_round_magnitude(&m, negative, half, sticky, format,
+                                      overflow);
 }
 
 CR_HD static inline void
@@ -351,6 +416,19 @@ cr_exact_result(const cr_kulisch *acc, const cr_specials *specials,
                           << (p - 1 + cr_exact_exponent_bits(format));
     }
     return cr_kulisch_round(acc, format, overflow);
+}
+
+/* The mean in `format`: cr_exact_result's specials (an infinity divided
+ * by a count is that infinity), else the exact sum divided by `count`
+ * (> 0), rounded once (cr_kulisch_round_quotient). */
+CR_HD static inline uint64_t
+cr_exact_mean_result(const cr_kulisch *acc, const cr_specials *specials,
+                     uint64_t count, cr_exact_format format, int *overflow)
+{
+    if (specials->nan || specials->pos_inf || specials->neg_inf) {
+        return cr_exact_result(acc, specials, format, overflow);
+    }
+    return cr_kulisch_round_quotient(acc, count, format, overflow);
 }
 
 #endif /* CUDAREDUCE_EXACT_KULISCH_H */

@@ -177,14 +177,38 @@ cr_window64_put(cr_window64 *w, uint64_t m, uint32_t d, uint32_t mask)
     w->count++;
 }
 
+/* The window's integer as 32-bit limbs (least significant first, two's
+ * complement, the sign bit 31 of the last), and the exact accumulator's
+ * bit of its bit 0: what a flush adds (cr_kulisch_add_limbs here, the
+ * GPU's carry-save limbs in kernels/exact.cuh). */
+CR_HD static inline int
+cr_window32_limbs(const cr_window32 *w, uint32_t value[2])
+{
+    value[0] = (uint32_t)w->sum;
+    value[1] = (uint32_t)(w->sum >> 32);
+    return w->base + CR_WINDOW32_AT;
+}
+
+CR_HD static inline int
+cr_window64_limbs(const cr_window64 *w, uint32_t value[3])
+{
+    /* low + high 2^32, below 2^95 in magnitude: its floor over 2^32 is
+     * high plus low's carries, which fits 64 bits signed. */
+    const uint64_t above = w->high + (w->low >> 32);
+    value[0] = (uint32_t)w->low;
+    value[1] = (uint32_t)above;
+    value[2] = (uint32_t)(above >> 32);
+    return w->base + CR_WINDOW64_AT;
+}
+
 /* Adds the window into acc and zeroes it; the base stays. */
 CR_HD static inline void
 cr_window32_flush(cr_window32 *w, cr_kulisch *acc)
 {
     if (w->count) {
-        const uint32_t value[2] = {(uint32_t)w->sum,
-                                   (uint32_t)(w->sum >> 32)};
-        cr_kulisch_add_limbs(acc, w->base + CR_WINDOW32_AT, value, 2);
+        uint32_t value[2];
+        const int at = cr_window32_limbs(w, value);
+        cr_kulisch_add_limbs(acc, at, value, 2);
         w->sum = 0;
         w->count = 0;
     }
@@ -194,67 +218,79 @@ CR_HD static inline void
 cr_window64_flush(cr_window64 *w, cr_kulisch *acc)
 {
     if (w->count) {
-        /* low + high 2^32, below 2^95 in magnitude: its floor over 2^32
-         * is high plus low's carries, which fits 64 bits signed. */
-        const uint64_t above = w->high + (w->low >> 32);
-        const uint32_t value[3] = {(uint32_t)w->low, (uint32_t)above,
-                                   (uint32_t)(above >> 32)};
-        cr_kulisch_add_limbs(acc, w->base + CR_WINDOW64_AT, value, 3);
+        uint32_t value[3];
+        const int at = cr_window64_limbs(w, value);
+        cr_kulisch_add_limbs(acc, at, value, 3);
         w->low = w->high = 0;
         w->count = 0;
     }
 }
 
 /* Any element the common path leaves (the header comment's rare path):
- * NaN and infinities noted, zeros left, the rest added. */
-CR_HD static inline void
-cr_window32_add_rare(cr_window32 *w, cr_kulisch *acc,
-                     cr_specials *specials, float x)
+ * NaN and infinities noted, zeros left, the rest added.  Where the window
+ * must be flushed first, it is evicted: its additions are copied to
+ * *evicted, to be flushed by the caller wherever its sums go, and the
+ * window, emptied and re-based, takes x; the return is then 1 (0 where
+ * nothing was evicted: a window of no addition is only re-based). */
+CR_HD static inline int
+cr_window32_add_rare(cr_window32 *w, cr_specials *specials, float x,
+                     cr_window32 *evicted)
 {
     if (!cr_specials_note(specials, (double)x) || x == 0) {
-        return;
+        return 0;
     }
     uint32_t bits;
     memcpy(&bits, &x, sizeof(bits));
     const int32_t field = (int32_t)(bits >> 23 & 0xff);
     const int32_t e = field ? field : 1;
     int32_t base = w->base;
+    int evict = 0;
     if (cr_window_must_flush(e, &base, w->count == CR_WINDOW32_ADDS,
                              CR_WINDOW32_EMAX)) {
-        cr_window32_flush(w, acc);
+        evict = w->count != 0;
+        *evicted = *w;
+        w->sum = 0;
+        w->count = 0;
         w->base = base;
     }
     cr_window32_put(w, (bits & 0x7fffff) | (uint32_t)(field != 0) << 23,
                     (uint32_t)(e - base), (uint32_t)((int32_t)bits >> 31));
+    return evict;
 }
 
-CR_HD static inline void
-cr_window64_add_rare(cr_window64 *w, cr_kulisch *acc,
-                     cr_specials *specials, double x)
+CR_HD static inline int
+cr_window64_add_rare(cr_window64 *w, cr_specials *specials, double x,
+                     cr_window64 *evicted)
 {
     if (!cr_specials_note(specials, x) || x == 0) {
-        return;
+        return 0;
     }
     uint64_t bits;
     memcpy(&bits, &x, sizeof(bits));
     const int32_t field = (int32_t)(bits >> 52 & 0x7ff);
     const int32_t e = field ? field : 1;
     int32_t base = w->base;
+    int evict = 0;
     if (cr_window_must_flush(e, &base, w->count == CR_WINDOW64_ADDS,
                              CR_WINDOW64_EMAX)) {
-        cr_window64_flush(w, acc);
+        evict = w->count != 0;
+        *evicted = *w;
+        w->low = w->high = 0;
+        w->count = 0;
         w->base = base;
     }
     cr_window64_put(w, (bits & ((UINT64_C(1) << 52) - 1))
                        | (uint64_t)(field != 0) << 52,
                     (uint32_t)(e - base), (uint32_t)((int64_t)bits >> 63));
+    return evict;
 }
 
-/* Adds x: the common path inline, the rest through the rare path.  The
- * exact accumulator and the specials are touched only there. */
-CR_HD static inline void
-cr_window32_add(cr_window32 *w, cr_kulisch *acc, cr_specials *specials,
-                float x)
+/* Adds x: the common path inline, the rest through the rare path, which
+ * may evict the window into *evicted (returns 1 then: see above).  The
+ * specials are touched only there. */
+CR_HD static inline int
+cr_window32_add_evicting(cr_window32 *w, cr_specials *specials, float x,
+                         cr_window32 *evicted)
 {
     uint32_t bits;
     memcpy(&bits, &x, sizeof(bits));
@@ -262,15 +298,14 @@ cr_window32_add(cr_window32 *w, cr_kulisch *acc, cr_specials *specials,
     if (d < CR_WINDOW_SPAN && w->count < CR_WINDOW32_ADDS) {
         cr_window32_put(w, (bits & 0x7fffff) | 0x800000, d,
                         (uint32_t)((int32_t)bits >> 31));
+        return 0;
     }
-    else {
-        cr_window32_add_rare(w, acc, specials, x);
-    }
+    return cr_window32_add_rare(w, specials, x, evicted);
 }
 
-CR_HD static inline void
-cr_window64_add(cr_window64 *w, cr_kulisch *acc, cr_specials *specials,
-                double x)
+CR_HD static inline int
+cr_window64_add_evicting(cr_window64 *w, cr_specials *specials, double x,
+                         cr_window64 *evicted)
 {
     uint64_t bits;
     memcpy(&bits, &x, sizeof(bits));
@@ -280,9 +315,30 @@ cr_window64_add(cr_window64 *w, cr_kulisch *acc, cr_specials *specials,
         cr_window64_put(w, (bits & ((UINT64_C(1) << 52) - 1))
                            | UINT64_C(1) << 52,
                         d, (uint32_t)((int32_t)high >> 31));
+        return 0;
     }
-    else {
-        cr_window64_add_rare(w, acc, specials, x);
+    return cr_window64_add_rare(w, specials, x, evicted);
+}
+
+/* Adds x, flushing what it evicts into acc: the window of a thread that
+ * has an exact accumulator of its own (the tests' C program). */
+CR_HD static inline void
+cr_window32_add(cr_window32 *w, cr_kulisch *acc, cr_specials *specials,
+                float x)
+{
+    cr_window32 evicted;
+    if (cr_window32_add_evicting(w, specials, x, &evicted)) {
+        cr_window32_flush(&evicted, acc);
+    }
+}
+
+CR_HD static inline void
+cr_window64_add(cr_window64 *w, cr_kulisch *acc, cr_specials *specials,
+                double x)
+{
+    cr_window64 evicted;
+    if (cr_window64_add_evicting(w, specials, x, &evicted)) {
+        cr_window64_flush(&evicted, acc);
     }
 }
 

@@ -22,8 +22,16 @@
  * result is, for float64, float32, float16 and bfloat16, its bits in hex
  * and its overflow flag.  Last on the line, what the one window did: how
  * many times it was flushed at its count's bound, and how many times it
- * was re-based (its first element's placing included).  Exits 1 if a
- * check failed or the file could not be read, else 0. */
+ * was re-based (its first element's placing included).
+ *
+ * A case of KIND "q" is a mean instead:
+ *
+ *   q D N x_1 .. x_N
+ *
+ * the values' exact sum divided by the count D (1 .. 2^63 - 1; any, not
+ * only N), rounded once (cr_exact_mean_result): its line is the four
+ * formats' results.  Exits 1 if a check failed or the file could not be
+ * read, else 0. */
 #include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -145,11 +153,56 @@ print_results(const cr_kulisch *acc, const cr_specials *specials)
     }
 }
 
+/* Reads n values into a new array (NULL on bad input). */
+static double *
+read_values(FILE *file, long n)
+{
+    char text[64];
+    double *values = malloc((size_t)(n + 1) * sizeof(*values));
+    for (long k = 0; k < n; k++) {
+        if (fscanf(file, "%63s", text) != 1) {
+            free(values);
+            return NULL;
+        }
+        values[k] = strtod(text, NULL);
+    }
+    return values;
+}
+
+/* A "q" case: its mean in each format.  1, or -1 on bad input. */
+static int
+run_quotient_case(FILE *file)
+{
+    unsigned long long count;
+    long n;
+    double *values;
+    cr_kulisch acc;
+    cr_specials specials;
+
+    if (fscanf(file, "%llu", &count) != 1 || count == 0
+        || fscanf(file, "%ld", &n) != 1 || n < 0
+        || (values = read_values(file, n)) == NULL) {
+        return -1;
+    }
+    cr_kulisch_clear(&acc);
+    cr_specials_clear(&specials);
+    add_values(&acc, &specials, values, 0, n, 1, 0);
+    for (int f = 0; f < 4; f++) {
+        int overflow;
+        const uint64_t bits = cr_exact_mean_result(&acc, &specials, count,
+                                                   formats[f], &overflow);
+        printf("%s%" PRIx64 " %d", f ? " " : "", bits, overflow);
+    }
+    printf("\n");
+    free(values);
+    return 1;
+}
+
 /* Reads and sums one case; 0 at the end of the file, -1 on bad input. */
 static int
 run_case(FILE *file)
 {
-    char kind[2], text[64];
+    char kind[2];
     long threads, cuts, n;
     long *cut;
     long moves[2] = {0, 0};
@@ -159,6 +212,9 @@ run_case(FILE *file)
 
     if (fscanf(file, "%1s", kind) != 1) {
         return 0;
+    }
+    if (kind[0] == 'q') {
+        return run_quotient_case(file);
     }
     if (fscanf(file, "%ld", &threads) != 1 || threads < 1
         || fscanf(file, "%ld", &cuts) != 1 || cuts < 0) {
@@ -175,14 +231,9 @@ run_case(FILE *file)
         free(cut);
         return -1;
     }
-    values = malloc((size_t)(n + 1) * sizeof(*values));
-    for (long k = 0; k < n; k++) {
-        if (fscanf(file, "%63s", text) != 1) {
-            free(cut);
-            free(values);
-            return -1;
-        }
-        values[k] = strtod(text, NULL);
+    if ((values = read_values(file, n)) == NULL) {
+        free(cut);
+        return -1;
     }
     cut[0] = 0;
     cut[cuts + 1] = n;
