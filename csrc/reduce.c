@@ -237,7 +237,6 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         /* The result itself, rounded once (a mean divided already). */
         cr_request boxed = call.request;
         boxed.acc = call.result->type;
-        boxed.op = CR_OP_SUM;
         reduction = crpy_box_result(&value, &boxed, call.result);
     }
     else {
@@ -247,7 +246,10 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         && (call.op->selects_element
             || crpy_report_like_numpy(&call.request, call.input.dtype,
                                       call.reduced, reduction) == 0)) {
+        /* nanmean's of no number: its NaN with NumPy's warning. */
         result = call.request.exact
+                 && !(cr_op_counts(call.request.op)
+                      && value.counted.count == 0)
             ? Py_NewRef(reduction)
             : crpy_finish_reduction_call(&call, &value, reduction);
     }

@@ -17,9 +17,10 @@ is_exact_type(cr_type type)
 cr_status
 cr_exact_check(const cr_request *request, cr_error *error)
 {
-    if (request->op != CR_OP_SUM && request->op != CR_OP_NANSUM) {
+    if (request->op != CR_OP_SUM && request->op != CR_OP_NANSUM
+        && request->op != CR_OP_NANMEAN) {
         return cr_fail(error, CR_ERR_INVALID, "exact=True is for sum, "
-                       "nansum and mean (nanmean's is not built yet)");
+                       "nansum, mean and nanmean");
     }
     if (request->rows != NULL) {
         return cr_fail(error, CR_ERR_INVALID, "exact=True reduces the "
@@ -44,7 +45,8 @@ cr_exact_open(cr_exact_sum *s, cudaStream_t stream, int capturing,
 {
     cr_status status = CR_OK;
     const size_t state_bytes = (sizeof(cr_exact_state) + 15) / 16 * 16;
-    CR_POOL_MALLOC(&s->scratch, state_bytes + sizeof(double), stream,
+    /* The result: nanmean's count, then the value. */
+    CR_POOL_MALLOC(&s->scratch, state_bytes + 2 * sizeof(int64_t), stream,
                    capturing);
     s->device_result = static_cast<char *>(s->scratch) + state_bytes;
     CR_CHECK(cudaMemsetAsync(s->scratch, 0, sizeof(cr_exact_state),
@@ -115,9 +117,19 @@ cr_exact_add(cr_exact_sum *s, const void *in, int64_t n, cr_type type,
     }
 }
 
+/* The finishing kernel of each choice (DIVIDE, COUNTED). */
+template <bool DIVIDE, bool COUNTED>
+static void
+launch_finish(const cr_exact_state *state, cr_exact_format format,
+              int64_t n, void *result, cudaStream_t stream)
+{
+    exact_finish_kernel<DIVIDE, COUNTED><<<1, 1, 0, stream>>>(
+        state, format, n, static_cast<unsigned char *>(result));
+}
+
 cr_status
-cr_exact_finish(cr_exact_sum *s, cr_type result, int divide, int64_t n,
-                cudaStream_t stream, cr_error *error)
+cr_exact_finish(cr_exact_sum *s, cr_type result, int divide, int counted,
+                int64_t n, cudaStream_t stream, cr_error *error)
 {
     cr_status status = CR_OK;
     const cr_exact_format format =
@@ -127,15 +139,46 @@ cr_exact_finish(cr_exact_sum *s, cr_type result, int divide, int64_t n,
                                     : CR_EXACT_BFLOAT16;
     const cr_exact_state *state =
         static_cast<const cr_exact_state *>(s->scratch);
-    if (divide) {
-        exact_finish_kernel<true><<<1, 1, 0, stream>>>(state, format, n,
-                                                        s->device_result);
+    if (counted) {
+        launch_finish<true, true>(state, format, n, s->device_result,
+                                  stream);
+    }
+    else if (divide) {
+        launch_finish<true, false>(state, format, n, s->device_result,
+                                   stream);
     }
     else {
-        exact_finish_kernel<false><<<1, 1, 0, stream>>>(state, format, n,
-                                                         s->device_result);
+        launch_finish<false, false>(state, format, n, s->device_result,
+                                    stream);
     }
     CR_CHECK(cudaGetLastError());
+done:
+    return status;
+}
+
+cr_status
+cr_exact_deliver(const cr_exact_sum *s, const cr_request *request,
+                 cudaStream_t stream, void *result, cr_error *error)
+{
+    cr_status status = CR_OK;
+    const int counted = cr_op_counts(request->op);
+    cr_request finished = *request;
+    if (request->out == NULL) {
+        CR_CHECK(cudaMemcpyAsync(result, s->device_result,
+                                 (counted ? sizeof(int64_t) : 0)
+                                     + cr_type_size(request->result),
+                                 cudaMemcpyDeviceToHost, stream));
+        CR_CHECK(cudaStreamSynchronize(stream));
+        goto done;
+    }
+    /* The value is the result already: stored as it is. */
+    finished.op = CR_OP_SUM;
+    finished.acc = finished.reduced = request->result;
+    finished.divide_by_n = 0;
+    status = cr_store_result(&finished,
+                             static_cast<const char *>(s->device_result)
+                                 + (counted ? sizeof(int64_t) : 0),
+                             NULL, stream, error);
 done:
     return status;
 }
@@ -161,7 +204,6 @@ cr_reduce_exact(const cr_request *request, const cr_nan_rule *nan,
         && !request->layout->contiguous;
     void *input_buffer = NULL;
     cr_exact_sum s = {};
-    cr_request finished = *request;
 
     status = cr_exact_open(&s, stream, capturing, error);
     if (status != CR_OK) {
@@ -180,26 +222,15 @@ cr_reduce_exact(const cr_request *request, const cr_nan_rule *nan,
         in = static_cast<const unsigned char *>(input_buffer);
     }
     status = cr_exact_add(&s, in, request->n, request->cast,
-                          request->op == CR_OP_NANSUM, stream, error);
+                          cr_op_skips_nan(request->op), stream, error);
     if (status == CR_OK) {
         status = cr_exact_finish(&s, request->result, request->divide_by_n,
-                                 request->n, stream, error);
+                                 cr_op_counts(request->op), request->n,
+                                 stream, error);
     }
-    if (status != CR_OK) {
-        goto done;
+    if (status == CR_OK) {
+        status = cr_exact_deliver(&s, request, stream, result, error);
     }
-    if (request->out == NULL) {
-        CR_CHECK(cudaMemcpyAsync(result, s.device_result,
-                                 cr_type_size(request->result),
-                                 cudaMemcpyDeviceToHost, stream));
-        CR_CHECK(cudaStreamSynchronize(stream));
-        goto done;
-    }
-    /* The value is the result already: stored as it is. */
-    finished.acc = finished.reduced = request->result;
-    finished.divide_by_n = 0;
-    status = cr_store_result(&finished, s.device_result, NULL, stream,
-                             error);
 
 done:
     if (input_buffer != NULL) {

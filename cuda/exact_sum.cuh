@@ -17,8 +17,8 @@ typedef struct {
 } cr_exact_sum;
 
 /* Whether `request` (checked otherwise) can be an exact sum, else
- * CR_ERR_INVALID saying why: sum, nansum or mean (op SUM or NANSUM) of
- * the whole array, by the fast method, of elements cast (`cast`) to
+ * CR_ERR_INVALID saying why: sum, nansum, mean or nanmean (op SUM,
+ * NANSUM or NANMEAN) of the whole array, by the fast method, of elements cast (`cast`) to
  * float16, bfloat16, float32 or float64, into one of those (`result`). */
 cr_status cr_exact_check(const cr_request *request, cr_error *error);
 
@@ -36,16 +36,25 @@ cr_status cr_exact_open(cr_exact_sum *s, cudaStream_t stream, int capturing,
 
 /* Queues the addition of the n elements at `in` (device memory, of
  * `type`, one of the four above), NaNs skipped and counted with
- * skip_nan, else noted. */
+ * skip_nan, else noted (as NaN's result). */
 cr_status cr_exact_add(cr_exact_sum *s, const void *in, int64_t n,
                        cr_type type, int skip_nan, cudaStream_t stream,
                        cr_error *error);
 
 /* Queues the rounding of the sum into s->device_result as a value of
  * `result`: the sum, or with divide the sum over the count of the n
- * elements added (less the NaNs skipped), rounded once. */
+ * elements added (less the NaNs skipped), rounded once; with counted
+ * that count first, as cr_counted_result lays them out (nanmean's). */
 cr_status cr_exact_finish(cr_exact_sum *s, cr_type result, int divide,
-                          int64_t n, cudaStream_t stream, cr_error *error);
+                          int counted, int64_t n, cudaStream_t stream,
+                          cr_error *error);
+
+/* The finished sum of `request` to the host at `result` (as cr_reduce
+ * gives it: the value, or nanmean's count and value), or stored into
+ * request->out as it is, on `stream`. */
+cr_status cr_exact_deliver(const cr_exact_sum *s, const cr_request *request,
+                           cudaStream_t stream, void *result,
+                           cr_error *error);
 
 /* Frees the scratch after the stream's work (best effort). */
 void cr_exact_close(cr_exact_sum *s, cudaStream_t stream);

@@ -225,16 +225,11 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
     }
     if (request->location == CR_HOST) {
         /* Measured on an H100: through the ring even 4 KiB take less time
-         * than one copy from pageable memory.  An exact sum's value is
-         * its result already. */
-        cr_request finished = *request;
-        if (request->exact) {
-            finished.acc = finished.reduced = request->result;
-            finished.divide_by_n = 0;
-        }
+         * than one copy from pageable memory.  (An exact sum's result is
+         * delivered by the host path itself.) */
         status = cr_reduce_host(request, &route, stream, result, error);
-        if (status == CR_OK && request->out != NULL) {
-            status = cr_store_result(&finished, NULL, result, stream, error);
+        if (status == CR_OK && request->out != NULL && !request->exact) {
+            status = cr_store_result(request, NULL, result, stream, error);
         }
         if (status != CR_OK) {
             /* A failed call leaves no error for the next one to find. */

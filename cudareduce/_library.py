@@ -250,8 +250,9 @@ _EXACT_DOC = """exact : bool, optional
         result dtype's range is an infinity with NumPy's overflow warning
         (a sum that overflows only on the way, as NumPy's order can, does
         not).  For now: float16, bfloat16, float32 and float64 sums of the
-        whole array by the method ``fast``; a sum of integers or bool is
-        exact already, and is unchanged.  See docs/exact.md."""
+        whole array by the method ``fast`` (a ValueError otherwise); a sum
+        of integers or bool is exact already, and is unchanged.  See
+        docs/exact.md."""
 
 
 def _reduce(op: str, a: ArrayLike, method: str, threads: int,
@@ -400,6 +401,9 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
         (NaNs stay NaN and are left out) and summed; integers and bool
         take any dtype, as :func:`mean`.
     {stream}
+    exact : bool, optional
+        The exact sum of the non-NaN elements over their count, rounded
+        once into the result dtype: as :func:`sum`'s `exact`.
 
     Returns
     -------
@@ -418,9 +422,9 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
 def nanmean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
             threads: int | None = None, dtype: DTypeLike = None,
             stream: Any = None, axis: Any = None, keepdims: Any = False,
-            out: Any = None) -> Any:
+            out: Any = None, exact: bool = False) -> Any:
     return _reduce("nanmean", a, method, threads, dtype, stream, axis,
-                   keepdims, out)
+                   keepdims, out, exact)
 
 
 def _with_dtype(op: str, summary: str, returns: str) -> Any:

@@ -17,7 +17,8 @@ once (``support.exact_reference``: Python integers and fractions, and
   input kind (NumPy through the host ring, CuPy, PyTorch on its current
   stream), and threads= given;
 - dtype= (elements cast first), nansum (NaNs skipped), mean (the exact
-  sum over n, rounded once), out= (NumPy, CuPy, a CUDA graph).
+  sum over n, rounded once), nanmean (over the count of the numbers; none:
+  NaN with NumPy's warning), out= (NumPy, CuPy, a CUDA graph).
 """
 from __future__ import annotations
 
@@ -62,8 +63,10 @@ def want(x: np.ndarray, fmt: str, divide: bool = False) -> int:
 
 
 def random_data(rng, n: int, dtype) -> np.ndarray:
-    """Normal values of mixed magnitude and sign, in `dtype`."""
-    x = rng.standard_normal(n) * np.exp2(rng.integers(-8, 9, n))
+    """Normal values of mixed magnitude and sign, in `dtype` (for float16
+    and bfloat16 small enough that a million of them sum in range)."""
+    top = 9 if np.dtype(dtype).itemsize > 2 else 1
+    x = rng.standard_normal(n) * np.exp2(rng.integers(-8, top, n))
     return x.astype(np.float32).astype(dtype) if dtype == BF16 \
         else x.astype(dtype)
 
@@ -241,6 +244,24 @@ def test_mean_is_rounded_once(rng, cupy, dtype):
         == 2 * tiny
     assert float(cudareduce.mean(np.array([5 * tiny, 0.0]), exact=True)) \
         == 2 * tiny
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nanmean_of_the_numbers(rng, cupy, dtype):
+    fmt = FORMAT[np.dtype(dtype)]
+    x = random_data(rng, 65_537, dtype)
+    x[rng.integers(0, x.size, 1000)] = np.nan
+    finite = x[~np.isnan(x)]
+    for data in (x, cupy.asarray(x)):
+        got = cudareduce.nanmean(data, exact=True)
+        assert got.dtype == np.dtype(dtype)
+        assert bits_of(got, fmt) == want(finite, fmt, divide=True)
+    out = cupy.zeros((), dtype)
+    cudareduce.nanmean(cupy.asarray(x), exact=True, out=out)
+    assert bits_of(out.get(), fmt) == want(finite, fmt, divide=True)
+    all_nan = np.full(33, np.nan, dtype)
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        assert np.isnan(cudareduce.nanmean(all_nan, exact=True))
 
 
 def test_empty_is_numpys(cupy):

@@ -38,7 +38,8 @@ take_injected_fault(int64_t k)
  * the copy and the reduction of chunk k.  The partials are then combined
  * by one small kernel (cr_fold_partials), which also makes an index they
  * hold count from the array's start.  An exact sum's chunks add into its
- * one state instead (exact_sum.cuh), rounded once after the last. */
+ * one state instead (exact_sum.cuh), rounded once after the last and
+ * delivered to the host or into a device out. */
 cr_status
 cr_reduce_host(const cr_request *request, const cr_route *route,
                cudaStream_t stream, void *result, cr_error *error)
@@ -137,7 +138,7 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
         }
         status = request->exact
             ? cr_exact_add(&exact, casts ? cast_buffer : buffer, count,
-                           staged, request->op == CR_OP_NANSUM, stream,
+                           staged, cr_op_skips_nan(request->op), stream,
                            error)
             : cr_reducer_launch(r, casts ? cast_buffer : buffer, count,
                                 chunks > 1 ? partials + k * acc_size
@@ -155,16 +156,18 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
         }
     }
     if (request->exact) {
+        /* To the host, or into a device out. */
         status = cr_exact_finish(&exact, request->result,
-                                 request->divide_by_n, request->n, stream,
-                                 error);
+                                 request->divide_by_n,
+                                 cr_op_counts(request->op), request->n,
+                                 stream, error);
+        if (status == CR_OK) {
+            status = cr_exact_deliver(&exact, request, stream, result,
+                                      error);
+        }
         if (status != CR_OK) {
             goto done;
         }
-        CR_CHECK(cudaMemcpyAsync(result, exact.device_result,
-                                 cr_type_size(request->result),
-                                 cudaMemcpyDeviceToHost, stream));
-        CR_CHECK(cudaStreamSynchronize(stream));
     }
     else if (chunks > 1) {
         unsigned char *combined = partials + chunks * acc_size;

@@ -443,22 +443,24 @@ state_to_kulisch(const cr_exact_state *state, cr_kulisch *acc)
 /* The result's bits, into `result` (2, 4 or 8 bytes, as `format`): the
  * exact sum rounded once, or with DIVIDE the exact sum divided by the
  * count of the elements (n, less the NaNs skipped) rounded once (a count
- * of 0 gives NaN, as numpy.mean of nothing).  One thread. */
-template <bool DIVIDE>
+ * of 0 gives NaN, as numpy.nanmean of nothing); with COUNTED the count
+ * first, as an int64, and the bits 8 bytes on (cr_counted_result's
+ * layout: nanmean's).  One thread. */
+template <bool DIVIDE, bool COUNTED>
 __global__ void
 exact_finish_kernel(const cr_exact_state *state, cr_exact_format format,
-                    int64_t n, void *result)
+                    int64_t n, unsigned char *result)
 {
     cr_kulisch acc;
     cr_specials specials;
     int overflow = 0;
     uint64_t bits;
+    const uint64_t count = (uint64_t)n - state->nans;
     state_to_kulisch(state, &acc);
     specials.nan = (state->specials & CR_EXACT_NAN) != 0;
     specials.pos_inf = (state->specials & CR_EXACT_POS_INF) != 0;
     specials.neg_inf = (state->specials & CR_EXACT_NEG_INF) != 0;
     if (DIVIDE) {
-        const uint64_t count = (uint64_t)n - state->nans;
         specials.nan |= count == 0;
         bits = cr_exact_mean_result(&acc, &specials, count, format,
                                     &overflow);
@@ -466,15 +468,19 @@ exact_finish_kernel(const cr_exact_state *state, cr_exact_format format,
     else {
         bits = cr_exact_result(&acc, &specials, format, &overflow);
     }
+    if (COUNTED) {
+        *reinterpret_cast<int64_t *>(result) = (int64_t)count;
+        result += sizeof(int64_t);
+    }
     switch (format) {
     case CR_EXACT_FLOAT64:
-        *static_cast<uint64_t *>(result) = bits;
+        *reinterpret_cast<uint64_t *>(result) = bits;
         break;
     case CR_EXACT_FLOAT32:
-        *static_cast<uint32_t *>(result) = (uint32_t)bits;
+        *reinterpret_cast<uint32_t *>(result) = (uint32_t)bits;
         break;
     default:
-        *static_cast<uint16_t *>(result) = (uint16_t)bits;
+        *reinterpret_cast<uint16_t *>(result) = (uint16_t)bits;
         break;
     }
 }
