@@ -31,7 +31,8 @@ cr_exact_check(const cr_request *request, cr_error *error)
                        "'fast' only, for now: not %s",
                        cr_method_name(request->method));
     }
-    if (!is_exact_type(request->cast) || !is_exact_type(request->result)) {
+    if (!is_exact_type(request->reduced)
+        || !is_exact_type(request->result)) {
         return cr_fail(error, CR_ERR_INVALID, "exact=True sums float16, "
                        "bfloat16, float32 and float64 values into one of "
                        "them (complex sums are not built yet)");
@@ -209,19 +210,19 @@ cr_reduce_exact(const cr_request *request, const cr_nan_rule *nan,
     if (status != CR_OK) {
         goto done;
     }
-    if (gather || request->cast != request->type) {
+    if (gather || request->reduced != request->type) {
         CR_POOL_MALLOC(&input_buffer,
-                       (size_t)request->n * cr_type_size(request->cast),
+                       (size_t)request->n * cr_type_size(request->reduced),
                        stream, capturing);
         status = cr_gather(in, gather ? request->layout : NULL, request->n,
-                           request->type, request->cast, nan, input_buffer,
-                           stream, error);
+                           request->type, request->reduced, nan,
+                           input_buffer, stream, error);
         if (status != CR_OK) {
             goto done;
         }
         in = static_cast<const unsigned char *>(input_buffer);
     }
-    status = cr_exact_add(&s, in, request->n, request->cast,
+    status = cr_exact_add(&s, in, request->n, request->reduced,
                           cr_op_skips_nan(request->op), stream, error);
     if (status == CR_OK) {
         status = cr_exact_finish(&s, request->result, request->divide_by_n,

@@ -18,12 +18,15 @@ typedef struct {
 
 /* Whether `request` (checked otherwise) can be an exact sum, else
  * CR_ERR_INVALID saying why: sum, nansum, mean or nanmean (op SUM,
- * NANSUM or NANMEAN) of the whole array, by the fast method, of elements cast (`cast`) to
- * float16, bfloat16, float32 or float64, into one of those (`result`). */
+ * NANSUM or NANMEAN) of the whole array, by the fast method, of elements
+ * that NumPy's loop adds as float16, bfloat16, float32 or float64
+ * (`reduced`: each element is cast to it first), into one of those
+ * (`result`). */
 cr_status cr_exact_check(const cr_request *request, cr_error *error);
 
 /* cr_reduce's exact sum of device data (cudareduce.h: `exact`): the
- * elements cast first where NumPy's cast changes them, or gathered where
+ * elements cast first to `reduced` where that is not their type, or
+ * gathered where
  * strided (NaNs as `nan` says), into a contiguous buffer; the result to
  * the host at `result`, or stored into request->out. */
 cr_status cr_reduce_exact(const cr_request *request, const cr_nan_rule *nan,

@@ -138,10 +138,9 @@ typedef char cr_short_row_is_a_group[
 #define CR_PROBE_THREADS 512
 
 /* Exact sums (kernels/exact.cuh): threads a block, and the blocks an SM
- * its registers are bounded for (108 registers and no spill on sm_90;
- * bounded by threads alone, ptxas chose 64 and spilled 96 to 140
- * bytes). */
+ * its registers are bounded for: 4, half the SM's threads, at 48 to 62
+ * registers and no spill (sm_90). */
 #define CR_EXACT_THREADS 256
-#define CR_EXACT_BLOCKS_PER_SM 2
+#define CR_EXACT_BLOCKS_PER_SM 4
 
 #endif

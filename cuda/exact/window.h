@@ -327,6 +327,7 @@ cr_window32_add(cr_window32 *w, cr_kulisch *acc, cr_specials *specials,
                 float x)
 {
     cr_window32 evicted;
+    cr_window32_clear(&evicted);
     if (cr_window32_add_evicting(w, specials, x, &evicted)) {
         cr_window32_flush(&evicted, acc);
     }
@@ -337,6 +338,7 @@ cr_window64_add(cr_window64 *w, cr_kulisch *acc, cr_specials *specials,
                 double x)
 {
     cr_window64 evicted;
+    cr_window64_clear(&evicted);
     if (cr_window64_add_evicting(w, specials, x, &evicted)) {
         cr_window64_flush(&evicted, acc);
     }

@@ -51,8 +51,9 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
     cr_reducer chunk_reducer = {}, tail_reducer = {};
     unsigned char *partials = NULL;
     void *cast_buffer = NULL;
-    /* An exact sum adds the elements as NumPy casts them. */
-    const cr_type staged = request->exact ? request->cast : route->staged;
+    /* An exact sum adds the elements as NumPy's loop takes them. */
+    const cr_type staged = request->exact ? request->reduced
+                                          : route->staged;
     const int casts = staged != request->type;
     cr_exact_sum exact = {};
     /* cr_reduce refuses host data on a stream that is capturing. */

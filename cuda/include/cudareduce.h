@@ -289,8 +289,9 @@ cr_status cr_device_query(cr_device_info *info, cr_error *error);
  * device the machine does not have is CR_ERR_INVALID. */
 cr_status cr_device_exchange(int device, int *previous, cr_error *error);
 
-/* An exact sum (`exact`, issue 44): the sum of the elements as NumPy
- * casts them (`cast`), with no rounding, rounded once to nearest even to
+/* An exact sum (`exact`, issue 44): the sum of the elements as NumPy's
+ * loop adds them (each cast to `reduced`), with no rounding, rounded once
+ * to nearest even to
  * `result`, which is what lands in the caller's result (its bytes) or is
  * stored into `out` as it is; with `divide_by_n` it is the mean, the
  * exact sum over the count of the elements (less the NaNs a NANSUM
@@ -298,8 +299,8 @@ cr_status cr_device_exchange(int device, int *previous, cr_error *error);
  * exact sum beyond `result`'s range is an infinity.  Its bits depend only
  * on the elements, not on their order, the grid, the chunks or the GPU.
  * For sum and nansum (op SUM, NANSUM) of the whole array by the fast
- * method, of elements that reach the kernel as float16, bfloat16, float32
- * or float64, into one of those: else CR_ERR_INVALID (exact_sum.cuh).
+ * method, `reduced` and `result` each float16, bfloat16, float32 or
+ * float64: else CR_ERR_INVALID (exact_sum.cuh).
  *
  * One reduction, writing the single result (of the accumulator type
  * `acc`, or a cr_indexed_result: cr_result_size(acc, op) bytes) to

@@ -135,55 +135,83 @@ window_empty(cr_window64 *w)
 }
 
 /* The common path of a whole vector: where every element lies in the
- * window's span (the OR of their offsets below 32: NaN, infinities,
- * zeros and subnormals never do) and the count has room for all, each is
- * put in and true is returned; else nothing is, and the caller adds them
- * one by one (window.h's rare path among them).  One test for the
- * vector, not one an element. */
+ * window's span (no NaN, infinity, zero or subnormal does) and the count
+ * has room for all, each is put in and true is returned; else nothing
+ * is, and the caller adds them one by one (window.h's rare path among
+ * them).  One test for the vector, not one an element.
+ *
+ * Float32's elements go in by the float unit, not as window.h's put
+ * shifts them: an element of exponent e in the span, base <= e <= base
+ * + 31, is m 2^(e - base) window units, and adding (150 - base) to its
+ * exponent field (e + 150 - base: 150 .. 181, a normal float, the sign
+ * untouched) makes the float of that value, an integer below 2^55 that
+ * F2I converts to 64 bits exactly: an add and a convert an element where
+ * the shifts took 8 integer instructions.  The test: |x|'s bits less
+ * base's exponent field, unsigned, below 32 exponents' worth (2^28) for
+ * every element, so their OR is too. */
 template <int VEC>
 __device__ __forceinline__ bool
 put_common(cr_window32 &w, const float (&x)[VEC])
 {
-    uint32_t bits[VEC], offsets = 0;
+    const uint32_t floor = (uint32_t)w.base << 23;
+    uint32_t offsets = 0;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        bits[j] = __float_as_uint(x[j]);
-        offsets |= (bits[j] >> 23 & 0xff) - (uint32_t)w.base;
+        offsets |= (__float_as_uint(x[j]) & 0x7fffffffu) - floor;
     }
-    if (offsets >= CR_WINDOW_SPAN || w.count > CR_WINDOW32_ADDS - VEC) {
+    if (offsets >= (uint32_t)CR_WINDOW_SPAN << 23
+        || w.count > CR_WINDOW32_ADDS - VEC) {
         return false;
     }
+    const uint32_t scale = (uint32_t)(150 - w.base) << 23;
+    long long total = 0;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        cr_window32_put(&w, (bits[j] & 0x7fffff) | 0x800000,
-                        (bits[j] >> 23 & 0xff) - (uint32_t)w.base,
-                        (uint32_t)((int32_t)bits[j] >> 31));
+        total += __float2ll_rz(
+            __uint_as_float(__float_as_uint(x[j]) + scale));
     }
+    w.sum += (uint64_t)total;
+    w.count += VEC;
     return true;
 }
 
+/* Float64's likewise: an element of exponent e in the span is V = m
+ * 2^(e - base) window units, below 2^84, which the window keeps as
+ * floor(V / 2^32) in `high` and the rest, 0 .. 2^32 - 1, in `low`.
+ * Adding (1043 - base) to the exponent field (e + 1043 - base: 1043 ..
+ * 1074, the sign untouched) makes the double t = V / 2^32; floor(t) is
+ * the high part, converted exactly (below 2^52), and (t - floor(t)) 2^32
+ * the low part (both steps exact: t's bits below its point are at most
+ * 32, its fraction times a power of two).  11 instructions an element
+ * (the float64 unit's floor, subtract and multiply, two converts, the
+ * two 64-bit adds, the exponent's add and test) where the shifts took
+ * 20. */
 template <int VEC>
 __device__ __forceinline__ bool
 put_common(cr_window64 &w, const double (&x)[VEC])
 {
-    uint64_t bits[VEC];
+    const uint32_t floor_bits = (uint32_t)w.base << 20;
     uint32_t offsets = 0;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        bits[j] = (uint64_t)__double_as_longlong(x[j]);
-        offsets |= ((uint32_t)(bits[j] >> 52) & 0x7ff) - (uint32_t)w.base;
+        offsets |= ((uint32_t)__double2hiint(x[j]) & 0x7fffffffu)
+                   - floor_bits;
     }
-    if (offsets >= CR_WINDOW_SPAN || w.count > CR_WINDOW64_ADDS - VEC) {
+    if (offsets >= (uint32_t)CR_WINDOW_SPAN << 20
+        || w.count > CR_WINDOW64_ADDS - VEC) {
         return false;
     }
+    const uint32_t scale = (uint32_t)(1043 - w.base) << 20;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        cr_window64_put(&w, (bits[j] & ((UINT64_C(1) << 52) - 1))
-                                | UINT64_C(1) << 52,
-                        ((uint32_t)(bits[j] >> 52) & 0x7ff)
-                            - (uint32_t)w.base,
-                        (uint32_t)((int64_t)bits[j] >> 63));
+        const double t = __hiloint2double(
+            (int)((uint32_t)__double2hiint(x[j]) + scale),
+            __double2loint(x[j]));
+        const double high = floor(t);
+        w.high += (uint64_t)__double2ll_rz(high);
+        w.low += __double2uint_rz((t - high) * 4294967296.0);
     }
+    w.count += VEC;
     return true;
 }
 
@@ -278,6 +306,8 @@ limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
 {
     if (threadIdx.x == 0) {
         long long carry = 0;
+        /* Unrolled whole, its 68 loads took 108 registers a thread. */
+#pragma unroll 4
         for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
             const long long t = (long long)limbs[k] + carry;
             limbs[k] = k < CR_KULISCH_LIMBS - 1
@@ -311,9 +341,11 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     constexpr int VEC = 16 / (int)sizeof(T);
     constexpr int BOUND = sizeof(W) == sizeof(cr_window32)
         ? CR_WINDOW32_ADDS : CR_WINDOW64_ADDS;
-    /* Loads a lane has in flight, and vectors a round: its additions
-     * stay within the window's bound. */
-    constexpr int UNROLL = 4;
+    /* Loads a lane has in flight (2 of 8 float16 or bfloat16, whose
+     * conversions took bfloat16's last registers at 4: 2 bytes spilled
+     * under CR_EXACT_BLOCKS_PER_SM's bound), and vectors a round: its
+     * additions stay within the window's bound. */
+    constexpr int UNROLL = VEC > 4 ? 2 : 4;
     constexpr int ROUND = BOUND / VEC;
     static_assert(ROUND % UNROLL == 0, "a round is whole unrolled steps");
     struct alignas(16) vector {
