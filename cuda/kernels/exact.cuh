@@ -20,10 +20,11 @@
  * a lane) sums its 32 lanes' pieces first, below 2^37.  A block reading E
  * elements thus adds below E 2^32 + (E / 2^13 + 2) 2^37 to a limb:
  * below 2^62 for E up to CR_EXACT_BLOCK_ELEMENTS, 2^28, which the grid
- * keeps to (exact_sum.cu).  Each block then normalizes its limbs (digits
- * 0 .. 2^32 - 1 under a signed top) and adds them to the call's, which
- * take below 2^32 a block: fine for up to 2^31 blocks, over every launch
- * (a host array's chunks are far fewer than 2^31 over their grids). */
+ * keeps to (exact_sum.cu).  Each block then normalizes its limbs
+ * (digits -2^31 .. 2^31 - 1 under a top that takes the rest) and adds
+ * them to the call's, which take at most 2^31 in magnitude a block: fine
+ * for up to 2^31 blocks, over every launch (a host array's chunks are
+ * far fewer than 2^31 over their grids). */
 #ifndef CUDAREDUCE_KERNELS_EXACT_CUH
 #define CUDAREDUCE_KERNELS_EXACT_CUH
 
@@ -215,6 +216,20 @@ put_common(cr_window64 &w, const double (&x)[VEC])
     return true;
 }
 
+/* A vector of elements of `traits`' type through put_common, as the
+ * window takes them. */
+template <class traits, int VEC, class W, class T>
+__device__ __forceinline__ bool
+put_vector(W &w, const T (&v)[VEC])
+{
+    decltype(traits::value(v[0])) x[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        x[j] = traits::value(v[j]);
+    }
+    return put_common<VEC>(w, x);
+}
+
 /* A window's integer, shifted by at % 32, as pieces for the limbs from
  * at / 32 on: piece[0 .. N) the unsigned 32-bit digits, piece[N] the
  * signed rest (cr_kulisch_add_limbs' words). */
@@ -298,9 +313,13 @@ flush_warp(W &w, unsigned long long *limbs)
     window_empty(&w);
 }
 
-/* Normalizes the block's limbs (digits below 2^32 and a signed top; a
- * carry out of the top falls off, as two's complement wants) and adds
- * them to the call's.  Called by the block's first warp. */
+/* Normalizes the block's limbs into balanced digits, -2^31 .. 2^31 - 1
+ * under a top that takes the rest, and adds the nonzero ones to the
+ * call's.  Balanced, not 0 .. 2^32 - 1: a negative sum in digits of one
+ * sign is all ones up to the top, 60 limbs whose atomics every block
+ * sent to the same addresses (a 2^20-element float32 sum took 29 us, 5.8
+ * by the fast sum); balanced, a block's sum is its few digits of either
+ * sign.  Called by the block's first warp. */
 __device__ __forceinline__ void
 limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
 {
@@ -310,10 +329,10 @@ limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
 #pragma unroll 4
         for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
             const long long t = (long long)limbs[k] + carry;
-            limbs[k] = k < CR_KULISCH_LIMBS - 1
-                ? (unsigned long long)(t & 0xffffffffll)
-                : (unsigned long long)t;
-            carry = t >> 32;
+            const long long digit = k < CR_KULISCH_LIMBS - 1
+                ? (long long)(int32_t)(uint32_t)t : t;
+            limbs[k] = (unsigned long long)digit;
+            carry = (t - digit) >> 32;
         }
     }
     __syncwarp();
@@ -401,25 +420,22 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
      * so they run out of vectors together but for the last round), of
      * UNROLL loads in flight a lane.  A vector the common path does not
      * take is read again and added an element at a time, after the
-     * others: the rare path's code once, not once an element. */
+     * others: the rare path's code once a step, not once an element. */
     for (int64_t i = thread; __any_sync(0xffffffffu, i < vectors);) {
-        for (int r = 0; r < ROUND && i < vectors; r += UNROLL) {
+        int r = 0;
+        /* Whole steps, no test a load; then what is left, a load at a
+         * time (a lane's last round only). */
+        for (; r < ROUND && i + (UNROLL - 1) * threads < vectors;
+             r += UNROLL, i += UNROLL * threads) {
             vector v[UNROLL];
             unsigned missed = 0;
 #pragma unroll
             for (int u = 0; u < UNROLL; u++) {
-                if (i + u * threads < vectors) {
-                    v[u] = body[i + u * threads];
-                }
+                v[u] = body[i + u * threads];
             }
 #pragma unroll
             for (int u = 0; u < UNROLL; u++) {
-                decltype(traits::value(v[u].v[0])) x[VEC];
-#pragma unroll
-                for (int j = 0; j < VEC; j++) {
-                    x[j] = traits::value(v[u].v[j]);
-                }
-                if (i + u * threads < vectors && !put_common<VEC>(w, x)) {
+                if (!put_vector<traits, VEC>(w, v[u].v)) {
                     missed |= 1u << u;
                 }
             }
@@ -433,7 +449,15 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
                     }
                 }
             }
-            i += UNROLL * threads;
+        }
+        for (; r < ROUND && i < vectors; r++, i += threads) {
+            const vector v = body[i];
+            if (!put_vector<traits, VEC>(w, v.v)) {
+#pragma unroll 1
+                for (int j = 0; j < VEC; j++) {
+                    add(body[i].v[j]);
+                }
+            }
         }
         flush_warp<W, N>(w, limbs);
     }
