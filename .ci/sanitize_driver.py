@@ -49,9 +49,11 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
+import math
 import sys
 import time
 import warnings
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from support.dlpack_capsules import DLPackOnly  # noqa: E402
 from support.exact_data import (integer_values, numpy_answer,  # noqa: E402
                                 same, values_for)
+from support.exact_reference import round_exact  # noqa: E402
 
 ALL_SIZES = (1, 31, 33, 1000, 4097, (1 << 20) + 3)
 DEVICE_KINDS = ("device", "device-offset", "device-strided", "dlpack")
@@ -285,6 +288,46 @@ def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
     return calls
 
 
+#: Exact sums (issue 44): the element types the kernel reads, the
+#: operators that take exact=, and the sizes: one element, a vector's
+#: leftover, a block, several blocks with a misaligned start.
+EXACT_DTYPES = (np.float16, np.float32, np.float64)
+EXACT_OPS = ("sum", "nansum", "mean", "nanmean")
+EXACT_SIZES = (1, 33, 70_001)
+
+
+def check_exact(cupy, cudareduce, kinds, rng, wrong) -> int:
+    """exact=True of each EXACT_OPS over each dtype, size and input kind
+    (a NaN among the values where a view holds it), against the values'
+    sum (math.fsum, exact for these halves) or mean (nanmean's of the
+    non-NaN ones), rounded once to the dtype.  Returns the calls made."""
+    calls = 0
+    for dtype in EXACT_DTYPES:
+        for n in EXACT_SIZES:
+            host_wide = (rng.integers(-8, 9, 2 * n + 1) / 2).astype(dtype)
+            host_wide[n // 2] = np.nan
+            for k, kind in enumerate(kinds):
+                obj, twin = make_input(cupy, kind, host_wide, n)
+                finite = twin[~np.isnan(twin)].astype(np.float64)
+                for op in EXACT_OPS:
+                    with warnings.catch_warnings():
+                        # nanmean of a lone NaN: "Mean of empty slice".
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        got = getattr(cudareduce, op)(obj, exact=True)
+                    calls += 1
+                    count = {"mean": n, "nanmean": finite.size}.get(op, 1)
+                    nan = (op in ("sum", "mean") and np.isnan(twin).any()
+                           or count == 0)
+                    want = None if nan else round_exact(
+                        Fraction(math.fsum(finite)) / count,
+                        np.dtype(dtype).name)[0]
+                    bits = np.asarray(got).view(f"u{np.dtype(dtype).itemsize}")
+                    if not (np.isnan(got) if nan else int(bits) == want):
+                        wrong.append(f"exact {op} {np.dtype(dtype)} n={n} "
+                                     f"{kind}: got {got!r}, want {want!r}")
+    return calls
+
+
 def check_injected_faults(cupy, cudareduce, rng, wrong) -> int:
     """A host array of two ring chunks and a tail, failed at each chunk by
     the injection hook (MemoryError), then reduced right.  Returns the
@@ -408,6 +451,7 @@ def main() -> int:
                             wrong, seen)
     calls += check_empty_inputs(cupy, cudareduce, ops, wrong)
     calls += check_axes(cupy, cudareduce, ops, rng, wrong)
+    calls += check_exact(cupy, cudareduce, kinds, rng, wrong)
     calls += check_injected_faults(cupy, cudareduce, rng, wrong)
     elapsed = time.perf_counter() - start
     # Free every array and empty CuPy's caches before the interpreter

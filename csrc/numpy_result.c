@@ -147,6 +147,7 @@ reduce_extremes(const cr_request *request, double *low, double *high)
     for (int k = 0; k < 2; k++) {
         cr_request extreme = *request;
         crpy_result_value value = {0};
+        extreme.exact = 0;
         crpy_reduction_for(request->type, ops[k], &extreme);
         if (crpy_run(&extreme, &value) < 0) {
             return -1;

@@ -117,12 +117,29 @@ with_kept_dims(PyObject *scalar, int ndim)
     return shaped;
 }
 
+/* exact=True (issue 44): the request's exact sum, rounded once into the
+ * result dtype (a mean's divided by n first), where the sum is of floats
+ * (or complex: cuda/ says those are not built yet); a sum into integers
+ * or bool is exact already, and an empty one has nothing to round (its
+ * identity, or the mean's NaN, goes the usual way). */
+static void
+mark_exact(crpy_reduction_call *call, int exact)
+{
+    if (exact && call->request.n > 0
+        && (call->reduced->kind == 'f' || call->reduced->kind == 'c')) {
+        call->request.exact = 1;
+        call->request.reduced = call->reduced->type;
+        call->request.result = call->result->type;
+        call->request.divide_by_n = call->op->divides_by_count;
+    }
+}
+
 PyObject *
 crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"op", "a", "method", "threads", "dtype",
                                "stream", "axis", "out", "keepdims",
-                               "allocate", NULL};
+                               "allocate", "exact", NULL};
     PyObject *op_name, *obj, *method_name, *threads_obj;
     PyObject *dtype_obj = Py_None, *stream_obj = Py_None, *axis = Py_None;
     PyObject *out = Py_None, *keepdims_obj = Py_False, *allocate = Py_None;
@@ -130,15 +147,15 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     PyObject *reduction = NULL, *result = NULL, *allocated = NULL;
     crpy_reduction_call call = {0};
     crpy_input device_out = {0};
-    int stream_given = 0, keepdims = 0;
+    int stream_given = 0, keepdims = 0, exact = 0;
     uintptr_t stream = 0;
     crpy_result_value value = {0};
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOOOOO:reduce",
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOOOOOp:reduce",
                                      keywords, &op_name, &obj, &method_name,
                                      &threads_obj, &dtype_obj,
                                      &stream_obj, &axis, &out, &keepdims_obj,
-                                     &allocate)
+                                     &allocate, &exact)
         || crpy_parse_stream(stream_obj, &stream_given, &stream) < 0) {
         return NULL;
     }
@@ -157,6 +174,7 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                           &keepdims) < 0) {
         goto done;
     }
+    mark_exact(&call, exact);
     /* Along some axes; over every axis with keepdims an empty input too,
      * whose mean NumPy divides as an array ("invalid value encountered in
      * divide"). */
@@ -215,12 +233,25 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     /* What the producer asked to wait for is done: the checks below run
      * on the same stream, after it. */
     call.request.wait = 0;
-    reduction = crpy_box_result(&value, &call.request, call.reduced);
+    if (call.request.exact) {
+        /* The result itself, rounded once (a mean divided already). */
+        cr_request boxed = call.request;
+        boxed.acc = call.result->type;
+        reduction = crpy_box_result(&value, &boxed, call.result);
+    }
+    else {
+        reduction = crpy_box_result(&value, &call.request, call.reduced);
+    }
     if (reduction != NULL
         && (call.op->selects_element
             || crpy_report_like_numpy(&call.request, call.input.dtype,
                                       call.reduced, reduction) == 0)) {
-        result = crpy_finish_reduction_call(&call, &value, reduction);
+        /* nanmean's of no number: its NaN with NumPy's warning. */
+        result = call.request.exact
+                 && !(cr_op_counts(call.request.op)
+                      && value.counted.count == 0)
+            ? Py_NewRef(reduction)
+            : crpy_finish_reduction_call(&call, &value, reduction);
     }
     if (result != NULL && out != Py_None
         && PyArray_SETITEM((PyArrayObject *)out,

@@ -9,6 +9,7 @@
 
 #include "check.cuh"
 #include "dispatch.cuh"
+#include "exact_sum.cuh"
 #include "memory/pool.cuh"
 #include "runners.cuh"
 
@@ -226,7 +227,11 @@ cr_status
 cr_request_check(const cr_request *request, cr_route *route, cr_error *error)
 {
     cr_status status = validate_request(request, error);
-    return status == CR_OK ? route_request(request, route, error) : status;
+    if (status == CR_OK) {
+        status = route_request(request, route, error);
+    }
+    return status == CR_OK && request->exact
+        ? cr_exact_check(request, error) : status;
 }
 
 extern "C" cr_status

@@ -8,6 +8,7 @@
 #include "axes.cuh"
 #include "check.cuh"
 #include "dispatch.cuh"
+#include "exact_sum.cuh"
 #include "gather.cuh"
 #include "host/host_path.cuh"
 #include "memory/host_ring.cuh"
@@ -213,11 +214,21 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
             return status;
         }
     }
+    if (request->exact && request->location == CR_DEVICE) {
+        status = cr_reduce_exact(request, &route.nan, stream, capturing,
+                                 result, error);
+        if (status != CR_OK) {
+            /* A failed call leaves no error for the next one to find. */
+            (void)cudaGetLastError();
+        }
+        return status;
+    }
     if (request->location == CR_HOST) {
         /* Measured on an H100: through the ring even 4 KiB take less time
-         * than one copy from pageable memory. */
+         * than one copy from pageable memory.  (An exact sum's result is
+         * delivered by the host path itself.) */
         status = cr_reduce_host(request, &route, stream, result, error);
-        if (status == CR_OK && request->out != NULL) {
+        if (status == CR_OK && request->out != NULL && !request->exact) {
             status = cr_store_result(request, NULL, result, stream, error);
         }
         if (status != CR_OK) {

@@ -137,4 +137,10 @@ typedef char cr_short_row_is_a_group[
  * enough blocks per SM to fill CR_THREADS_PER_SM. */
 #define CR_PROBE_THREADS 512
 
+/* Exact sums (kernels/exact.cuh): threads a block, and the blocks an SM
+ * its registers are bounded for: 4, half the SM's threads, at 48 to 62
+ * registers and no spill (sm_90). */
+#define CR_EXACT_THREADS 256
+#define CR_EXACT_BLOCKS_PER_SM 4
+
 #endif

@@ -240,9 +240,24 @@ _RAISES_DOC = """Raises
         Not enough GPU memory."""
 
 
+_EXACT_DOC = """exact : bool, optional
+        The exact sum of the elements (each cast to `dtype` first, where
+        given), rounded once, to nearest even, into the result dtype: for
+        float64 ``math.fsum``'s answer, for the others the nearest value
+        to the true sum.  Its bits depend on nothing but the elements: not
+        their order, the method's blocks, a host array's chunks, nor the
+        GPU.  NaN and infinities as NumPy gives them; a sum beyond the
+        result dtype's range is an infinity with NumPy's overflow warning
+        (a sum that overflows only on the way, as NumPy's order can, does
+        not).  For now: float16, bfloat16, float32 and float64 sums of the
+        whole array by the method ``fast`` (a ValueError otherwise); a sum
+        of integers or bool is exact already, and is unchanged.  See
+        docs/exact.md."""
+
+
 def _reduce(op: str, a: ArrayLike, method: str, threads: int,
             dtype: DTypeLike, stream: Any, axis: Any, keepdims: Any,
-            out: Any) -> Any:
+            out: Any, exact: bool = False) -> Any:
     """The extension's reduction of `a`; a masked array's unmasked
     elements (the extension refuses its raw data)."""
     if isinstance(a, _masked.MaskedArray):
@@ -255,16 +270,16 @@ def _reduce(op: str, a: ArrayLike, method: str, threads: int,
                             "axis only (axis=None, no keepdims)")
         return _masked.reduce(
             op, a, dtype, lambda op, data, dtype: _cudareduce.reduce(
-                op, data, method, threads, dtype, stream))
+                op, data, method, threads, dtype, stream, exact=exact))
     result = _cudareduce.reduce(op, a, method, threads, dtype, stream, axis,
-                                out, keepdims, _device_results.empty)
+                                out, keepdims, _device_results.empty, exact)
     return result if out is not None else _device_results.result(a, result)
 
 
 def _documented(doc: str) -> Any:
     def attach(function: Any) -> Any:
         function.__doc__ = doc.format(inputs=_INPUTS_DOC, stream=_STREAM_DOC,
-                                      raises=_RAISES_DOC)
+                                      raises=_RAISES_DOC, exact=_EXACT_DOC)
         return function
     return attach
 
@@ -286,6 +301,7 @@ def _documented(doc: str) -> Any:
         buffered cast does), into a buffer of the new dtype (host arrays
         chunk by chunk), and then runs the method on them.
     {stream}
+    {exact}
 
     Returns
     -------
@@ -303,9 +319,40 @@ def _documented(doc: str) -> Any:
 def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
         threads: int | None = None, dtype: DTypeLike = None,
         stream: Any = None, axis: Any = None, keepdims: Any = False,
-        out: Any = None) -> Any:
+        out: Any = None, exact: bool = False) -> Any:
     return _reduce("sum", a, method, threads, dtype, stream, axis,
-                   keepdims, out)
+                   keepdims, out, exact)
+
+
+@_documented("""Sum of all elements of `a`, NaNs counted as zero, computed
+    on the GPU.
+
+    Parameters
+    ----------
+    {inputs}
+    dtype : dtype-like, optional
+        As ``numpy.nansum(a, dtype=...)``, and as for :func:`sum`: each
+        element is cast to it first, integers wrap in it, float16 runs in
+        float32, and into bool the reduction is a logical or.
+    {stream}
+    exact : bool, optional
+        As :func:`sum`'s, of the non-NaN elements.
+
+    Returns
+    -------
+    numpy scalar or array
+        `out`, when given; else a scalar of ``numpy.nansum``'s result
+        dtype, as :func:`sum`'s.  An empty or all-NaN array gives 0.
+        Integers and bool: as :func:`sum`.
+
+    {raises}
+    """)
+def nansum(a: ArrayLike, method: str = DEFAULT_METHOD, *,
+           threads: int | None = None, dtype: DTypeLike = None,
+           stream: Any = None, axis: Any = None, keepdims: Any = False,
+           out: Any = None, exact: bool = False) -> Any:
+    return _reduce("nansum", a, method, threads, dtype, stream, axis,
+                   keepdims, out, exact)
 
 
 @_documented("""Arithmetic mean of all elements of `a`, computed on the GPU.
@@ -319,6 +366,9 @@ def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
         cast to it (an integer mean truncates; ``dtype=float16`` rounds
         the sum to float16 before dividing).
     {stream}
+    exact : bool, optional
+        The exact sum over the count, rounded once into the result dtype
+        (not the sum rounded, then divided): as :func:`sum`'s `exact`.
 
     Returns
     -------
@@ -334,9 +384,9 @@ def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
 def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
          threads: int | None = None, dtype: DTypeLike = None,
          stream: Any = None, axis: Any = None, keepdims: Any = False,
-         out: Any = None) -> Any:
+         out: Any = None, exact: bool = False) -> Any:
     return _reduce("mean", a, method, threads, dtype, stream, axis,
-                   keepdims, out)
+                   keepdims, out, exact)
 
 
 @_documented("""Arithmetic mean of the non-NaN elements of `a`, computed on
@@ -351,6 +401,9 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
         (NaNs stay NaN and are left out) and summed; integers and bool
         take any dtype, as :func:`mean`.
     {stream}
+    exact : bool, optional
+        The exact sum of the non-NaN elements over their count, rounded
+        once into the result dtype: as :func:`sum`'s `exact`.
 
     Returns
     -------
@@ -369,13 +422,14 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
 def nanmean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
             threads: int | None = None, dtype: DTypeLike = None,
             stream: Any = None, axis: Any = None, keepdims: Any = False,
-            out: Any = None) -> Any:
+            out: Any = None, exact: bool = False) -> Any:
     return _reduce("nanmean", a, method, threads, dtype, stream, axis,
-                   keepdims, out)
+                   keepdims, out, exact)
 
 
 def _with_dtype(op: str, summary: str, returns: str) -> Any:
-    """cudareduce.prod, nansum or nanprod: sum's signature, for `op`."""
+    """cudareduce.prod or nanprod: sum's signature (but exact=), for
+    `op`."""
     def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
                   threads: int | None = None, dtype: DTypeLike = None,
                   stream: Any = None, axis: Any = None, keepdims: Any = False,
@@ -412,9 +466,6 @@ prod = _with_dtype(
     "prod", "Product of all elements of `a`",
     "An empty array gives 1.  NumPy's floating-point warnings, as for "
     ":func:`sum`.")
-nansum = _with_dtype(
-    "nansum", "Sum of all elements of `a`, NaNs counted as zero",
-    "An empty or all-NaN array gives 0.  Integers and bool: as :func:`sum`.")
 nanprod = _with_dtype(
     "nanprod", "Product of all elements of `a`, NaNs counted as one",
     "An empty or all-NaN array gives 1.  Integers and bool: as "

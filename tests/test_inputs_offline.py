@@ -147,8 +147,9 @@ def test_signature(op):
     keyword_only = (["threads", "dtype", "stream", "axis", "out"]
                     if op in ("sum", "mean")
                     else ["threads", "stream", "axis", "out"])
-    # keepdims= (issue 43, wherever it stands) is test_axis.py's.
-    assert [p for p in params if p != "keepdims"] == [
+    # keepdims= (issue 43, wherever it stands) is test_axis.py's, exact=
+    # (issue 44: sum, mean, nansum, nanmean) test_exact.py's.
+    assert [p for p in params if p not in ("keepdims", "exact")] == [
         "a", "method", *keyword_only]
     assert params["method"].default == DEFAULT_METHOD
     assert params["threads"].default is None

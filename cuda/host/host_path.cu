@@ -6,6 +6,7 @@
 
 #include "check.cuh"
 #include "cudareduce_testing.h"
+#include "exact_sum.cuh"
 #include "gather.cuh"
 #include "host/host_path.cuh"
 #include "memory/host_ring.cuh"
@@ -36,7 +37,9 @@ take_injected_fault(int64_t k)
  * its own, where the route says), so that staging chunk k + 1 overlaps
  * the copy and the reduction of chunk k.  The partials are then combined
  * by one small kernel (cr_fold_partials), which also makes an index they
- * hold count from the array's start. */
+ * hold count from the array's start.  An exact sum's chunks add into its
+ * one state instead (exact_sum.cuh), rounded once after the last and
+ * delivered to the host or into a device out. */
 cr_status
 cr_reduce_host(const cr_request *request, const cr_route *route,
                cudaStream_t stream, void *result, cr_error *error)
@@ -48,7 +51,11 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
     cr_reducer chunk_reducer = {}, tail_reducer = {};
     unsigned char *partials = NULL;
     void *cast_buffer = NULL;
-    const int casts = route->staged != request->type;
+    /* An exact sum adds the elements as NumPy's loop takes them. */
+    const cr_type staged = request->exact ? request->reduced
+                                          : route->staged;
+    const int casts = staged != request->type;
+    cr_exact_sum exact = {};
     /* cr_reduce refuses host data on a stream that is capturing. */
     const int capturing = 0;
     cr_request part = *request;
@@ -67,12 +74,21 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
     part.layout = NULL;
     part.location = CR_DEVICE;
     part.n = chunks > 1 ? chunk : tail;
-    status = cr_reducer_open(&chunk_reducer, &part, route->entry, 0, stream,
-                             capturing, error);
-    if (status != CR_OK) {
-        goto done;
+    if (request->exact) {
+        /* Every chunk adds into the one exact sum. */
+        status = cr_exact_open(&exact, stream, capturing, error);
+        if (status != CR_OK) {
+            goto done;
+        }
     }
-    if (chunks > 1) {
+    else {
+        status = cr_reducer_open(&chunk_reducer, &part, route->entry, 0,
+                                 stream, capturing, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+    }
+    if (chunks > 1 && !request->exact) {
         if (own_tail) {
             part.n = tail;
             status = cr_reducer_open(&tail_reducer, &part, route->entry,
@@ -90,7 +106,7 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
          * cast: one buffer serves them all. */
         CR_POOL_MALLOC(&cast_buffer,
                        (size_t)(chunks > 1 ? chunk : tail)
-                           * cr_type_size(route->staged),
+                           * cr_type_size(staged),
                        stream, capturing);
     }
     for (int64_t k = 0; k < chunks; k++) {
@@ -115,17 +131,20 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
         CR_CHECK(cudaEventRecord(ring->copied[slot], ring->copy_stream));
         CR_CHECK(cudaStreamWaitEvent(stream, ring->copied[slot], 0));
         if (casts) {
-            status = cr_gather(buffer, NULL, count, request->type,
-                               route->staged, &route->nan, cast_buffer,
-                               stream, error);
+            status = cr_gather(buffer, NULL, count, request->type, staged,
+                               &route->nan, cast_buffer, stream, error);
             if (status != CR_OK) {
                 goto done;
             }
         }
-        status = cr_reducer_launch(r, casts ? cast_buffer : buffer, count,
-                                   chunks > 1 ? partials + k * acc_size
-                                              : NULL,
-                                   NULL, stream, error);
+        status = request->exact
+            ? cr_exact_add(&exact, casts ? cast_buffer : buffer, count,
+                           staged, cr_op_skips_nan(request->op), stream,
+                           error)
+            : cr_reducer_launch(r, casts ? cast_buffer : buffer, count,
+                                chunks > 1 ? partials + k * acc_size
+                                           : NULL,
+                                NULL, stream, error);
         if (status != CR_OK) {
             goto done;
         }
@@ -137,7 +156,21 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
             goto done;
         }
     }
-    if (chunks > 1) {
+    if (request->exact) {
+        /* To the host, or into a device out. */
+        status = cr_exact_finish(&exact, request->result,
+                                 request->divide_by_n,
+                                 cr_op_counts(request->op), request->n,
+                                 stream, error);
+        if (status == CR_OK) {
+            status = cr_exact_deliver(&exact, request, stream, result,
+                                      error);
+        }
+        if (status != CR_OK) {
+            goto done;
+        }
+    }
+    else if (chunks > 1) {
         unsigned char *combined = partials + chunks * acc_size;
         status = cr_fold_partials(route->entry, partials, chunks, chunk,
                                   combined, stream, error);
@@ -167,6 +200,7 @@ done:
     }
     cr_reducer_close(&chunk_reducer, stream, status == CR_OK);
     cr_reducer_close(&tail_reducer, stream, status == CR_OK);
+    cr_exact_close(&exact, stream);
     cr_host_rings.release(ring, status == CR_OK);
     return status;
 }

@@ -10,7 +10,8 @@
 /* The host data of `request` (checked, served by `route`), contiguous or
  * strided, staged chunk by chunk through the ring (each chunk cast on the
  * device where the route says) and reduced on `stream`; the result to
- * `result`. */
+ * `result`, or for an exact sum (request->exact) to `result` or into
+ * request->out, as cr_reduce delivers one. */
 cr_status cr_reduce_host(const cr_request *request, const cr_route *route,
                          cudaStream_t stream, void *result, cr_error *error);
 

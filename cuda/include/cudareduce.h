@@ -289,7 +289,20 @@ cr_status cr_device_query(cr_device_info *info, cr_error *error);
  * device the machine does not have is CR_ERR_INVALID. */
 cr_status cr_device_exchange(int device, int *previous, cr_error *error);
 
-/* One reduction, writing the single result (of the accumulator type
+/* An exact sum (`exact`, issue 44): the sum of the elements as NumPy's
+ * loop adds them (each cast to `reduced`), with no rounding, rounded once
+ * to nearest even to
+ * `result`, which is what lands in the caller's result (its bytes) or is
+ * stored into `out` as it is; with `divide_by_n` it is the mean, the
+ * exact sum over the count of the elements (less the NaNs a NANSUM
+ * skips) rounded once.  NaN and infinities as NumPy's sum gives them; an
+ * exact sum beyond `result`'s range is an infinity.  Its bits depend only
+ * on the elements, not on their order, the grid, the chunks or the GPU.
+ * For sum and nansum (op SUM, NANSUM) of the whole array by the fast
+ * method, `reduced` and `result` each float16, bfloat16, float32 or
+ * float64: else CR_ERR_INVALID (exact_sum.cuh).
+ *
+ * One reduction, writing the single result (of the accumulator type
  * `acc`, or a cr_indexed_result: cr_result_size(acc, op) bytes) to
  * `result`.
  *
@@ -408,6 +421,7 @@ typedef struct {
     int device;
     const cr_rows *rows;        /* NULL: the whole array, one result */
     int out_on_host;            /* with rows: out is host memory */
+    int exact;                  /* the exact sum, rounded once (below) */
 } cr_request;
 
 cr_status cr_reduce(const cr_request *request, void *result,

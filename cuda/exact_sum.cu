@@ -1,0 +1,242 @@
+/* exact_sum.cu: exact sums on the device (exact_sum.cuh): the grid of
+ * kernels/exact.cuh's kernel and its one-thread rounding. */
+#include "check.cuh"
+#include "exact_sum.cuh"
+#include "kernels/exact.cuh"
+#include "gather.cuh"
+#include "memory/pool.cuh"
+#include "store.cuh"
+
+static int
+is_exact_type(cr_type type)
+{
+    return type == CR_TYPE_FLOAT16 || type == CR_TYPE_BFLOAT16
+           || type == CR_TYPE_FLOAT32 || type == CR_TYPE_FLOAT64;
+}
+
+cr_status
+cr_exact_check(const cr_request *request, cr_error *error)
+{
+    if (request->op != CR_OP_SUM && request->op != CR_OP_NANSUM
+        && request->op != CR_OP_NANMEAN) {
+        return cr_fail(error, CR_ERR_INVALID, "exact=True is for sum, "
+                       "nansum, mean and nanmean");
+    }
+    if (request->rows != NULL) {
+        return cr_fail(error, CR_ERR_INVALID, "exact=True reduces the "
+                       "whole array only, for now: not along axes");
+    }
+    if (request->method != CR_METHOD_FAST) {
+        return cr_fail(error, CR_ERR_INVALID, "exact=True runs the method "
+                       "'fast' only, for now: not %s",
+                       cr_method_name(request->method));
+    }
+    if (!is_exact_type(request->reduced)
+        || !is_exact_type(request->result)) {
+        return cr_fail(error, CR_ERR_INVALID, "exact=True sums float16, "
+                       "bfloat16, float32 and float64 values into one of "
+                       "them (complex sums are not built yet)");
+    }
+    return CR_OK;
+}
+
+cr_status
+cr_exact_open(cr_exact_sum *s, cudaStream_t stream, int capturing,
+              cr_error *error)
+{
+    cr_status status = CR_OK;
+    const size_t state_bytes = (sizeof(cr_exact_state) + 15) / 16 * 16;
+    /* The result: nanmean's count, then the value. */
+    CR_POOL_MALLOC(&s->scratch, state_bytes + 2 * sizeof(int64_t), stream,
+                   capturing);
+    s->device_result = static_cast<char *>(s->scratch) + state_bytes;
+    CR_CHECK(cudaMemsetAsync(s->scratch, 0, sizeof(cr_exact_state),
+                             stream));
+done:
+    return status;
+}
+
+/* The grid: a thread a 16-byte vector up to the blocks the device holds
+ * at once, and at least enough blocks that none reads more than
+ * CR_EXACT_BLOCK_ELEMENTS (kernels/exact.cuh: its limbs' bound). */
+template <class T, bool SKIP_NAN>
+static cr_status
+launch_add(cr_exact_sum *s, const void *in, int64_t n, cudaStream_t stream,
+           cr_error *error)
+{
+    cr_status status = CR_OK;
+    int device = 0, sm_count = 0, per_sm = 0;
+    const int64_t vectors = n / (16 / (int64_t)sizeof(T)) + 1;
+    int64_t blocks;
+    CR_CHECK(cudaGetDevice(&device));
+    CR_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount,
+                                    device));
+    CR_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, exact_sum_kernel<T, SKIP_NAN>, CR_EXACT_THREADS, 0));
+    blocks = (vectors + CR_EXACT_THREADS - 1) / CR_EXACT_THREADS;
+    if (blocks > (int64_t)sm_count * per_sm) {
+        blocks = (int64_t)sm_count * per_sm;
+    }
+    if (blocks < (n + CR_EXACT_BLOCK_ELEMENTS - 1) / CR_EXACT_BLOCK_ELEMENTS) {
+        blocks = (n + CR_EXACT_BLOCK_ELEMENTS - 1) / CR_EXACT_BLOCK_ELEMENTS;
+    }
+    exact_sum_kernel<T, SKIP_NAN><<<(unsigned)blocks, CR_EXACT_THREADS, 0,
+                                    stream>>>(
+        static_cast<const T *>(in), n,
+        static_cast<cr_exact_state *>(s->scratch));
+    CR_CHECK(cudaGetLastError());
+done:
+    return status;
+}
+
+template <class T>
+static cr_status
+launch_add_of(cr_exact_sum *s, const void *in, int64_t n, int skip_nan,
+              cudaStream_t stream, cr_error *error)
+{
+    return skip_nan ? launch_add<T, true>(s, in, n, stream, error)
+                    : launch_add<T, false>(s, in, n, stream, error);
+}
+
+cr_status
+cr_exact_add(cr_exact_sum *s, const void *in, int64_t n, cr_type type,
+             int skip_nan, cudaStream_t stream, cr_error *error)
+{
+    switch (type) {
+    case CR_TYPE_FLOAT16:
+        return launch_add_of<__half>(s, in, n, skip_nan, stream, error);
+    case CR_TYPE_BFLOAT16:
+        return launch_add_of<__nv_bfloat16>(s, in, n, skip_nan, stream,
+                                            error);
+    case CR_TYPE_FLOAT32:
+        return launch_add_of<float>(s, in, n, skip_nan, stream, error);
+    case CR_TYPE_FLOAT64:
+        return launch_add_of<double>(s, in, n, skip_nan, stream, error);
+    default:
+        return cr_fail(error, CR_ERR_INVALID, "an exact sum of elements "
+                       "other than float16, bfloat16, float32 or float64");
+    }
+}
+
+/* The finishing kernel of each choice (DIVIDE, COUNTED). */
+template <bool DIVIDE, bool COUNTED>
+static void
+launch_finish(const cr_exact_state *state, cr_exact_format format,
+              int64_t n, void *result, cudaStream_t stream)
+{
+    exact_finish_kernel<DIVIDE, COUNTED><<<1, 1, 0, stream>>>(
+        state, format, n, static_cast<unsigned char *>(result));
+}
+
+cr_status
+cr_exact_finish(cr_exact_sum *s, cr_type result, int divide, int counted,
+                int64_t n, cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    const cr_exact_format format =
+        result == CR_TYPE_FLOAT64   ? CR_EXACT_FLOAT64
+        : result == CR_TYPE_FLOAT32 ? CR_EXACT_FLOAT32
+        : result == CR_TYPE_FLOAT16 ? CR_EXACT_FLOAT16
+                                    : CR_EXACT_BFLOAT16;
+    const cr_exact_state *state =
+        static_cast<const cr_exact_state *>(s->scratch);
+    if (counted) {
+        launch_finish<true, true>(state, format, n, s->device_result,
+                                  stream);
+    }
+    else if (divide) {
+        launch_finish<true, false>(state, format, n, s->device_result,
+                                   stream);
+    }
+    else {
+        launch_finish<false, false>(state, format, n, s->device_result,
+                                    stream);
+    }
+    CR_CHECK(cudaGetLastError());
+done:
+    return status;
+}
+
+cr_status
+cr_exact_deliver(const cr_exact_sum *s, const cr_request *request,
+                 cudaStream_t stream, void *result, cr_error *error)
+{
+    cr_status status = CR_OK;
+    const int counted = cr_op_counts(request->op);
+    cr_request finished = *request;
+    if (request->out == NULL) {
+        CR_CHECK(cudaMemcpyAsync(result, s->device_result,
+                                 (counted ? sizeof(int64_t) : 0)
+                                     + cr_type_size(request->result),
+                                 cudaMemcpyDeviceToHost, stream));
+        CR_CHECK(cudaStreamSynchronize(stream));
+        goto done;
+    }
+    /* The value is the result already: stored as it is. */
+    finished.op = CR_OP_SUM;
+    finished.acc = finished.reduced = request->result;
+    finished.divide_by_n = 0;
+    status = cr_store_result(&finished,
+                             static_cast<const char *>(s->device_result)
+                                 + (counted ? sizeof(int64_t) : 0),
+                             NULL, stream, error);
+done:
+    return status;
+}
+
+void
+cr_exact_close(cr_exact_sum *s, cudaStream_t stream)
+{
+    if (s->scratch != NULL) {
+        (void)cudaFreeAsync(s->scratch, stream);
+        s->scratch = NULL;
+    }
+}
+
+cr_status
+cr_reduce_exact(const cr_request *request, const cr_nan_rule *nan,
+                cudaStream_t stream, int capturing, void *result,
+                cr_error *error)
+{
+    cr_status status = CR_OK;
+    const unsigned char *in = static_cast<const unsigned char *>(
+        cr_layout_start(request->data, request->layout));
+    const int gather = request->layout != NULL
+        && !request->layout->contiguous;
+    void *input_buffer = NULL;
+    cr_exact_sum s = {};
+
+    status = cr_exact_open(&s, stream, capturing, error);
+    if (status != CR_OK) {
+        goto done;
+    }
+    if (gather || request->reduced != request->type) {
+        CR_POOL_MALLOC(&input_buffer,
+                       (size_t)request->n * cr_type_size(request->reduced),
+                       stream, capturing);
+        status = cr_gather(in, gather ? request->layout : NULL, request->n,
+                           request->type, request->reduced, nan,
+                           input_buffer, stream, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+        in = static_cast<const unsigned char *>(input_buffer);
+    }
+    status = cr_exact_add(&s, in, request->n, request->reduced,
+                          cr_op_skips_nan(request->op), stream, error);
+    if (status == CR_OK) {
+        status = cr_exact_finish(&s, request->result, request->divide_by_n,
+                                 cr_op_counts(request->op), request->n,
+                                 stream, error);
+    }
+    if (status == CR_OK) {
+        status = cr_exact_deliver(&s, request, stream, result, error);
+    }
+
+done:
+    if (input_buffer != NULL) {
+        (void)cudaFreeAsync(input_buffer, stream);
+    }
+    cr_exact_close(&s, stream);
+    return status;
+}

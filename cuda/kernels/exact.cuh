@@ -1,0 +1,544 @@
+/* exact.cuh: the kernels of exact sums (issue 44; docs/exact.md): each
+ * thread sums its elements into a window (exact/window.h), the windows
+ * are flushed into the block's limbs in shared memory, the blocks' limbs
+ * into the call's limbs in global memory, and one thread rounds the
+ * call's limbs once (exact/kulisch.h).
+ *
+ * The limbs are carry-save: CR_KULISCH_LIMBS 64-bit integers whose value
+ * is sum_k limb[k] 2^(32 k) in units of the exact accumulator's bit 0, so
+ * that a flush is a few integer atomic adds and no carry runs between
+ * them.  Integer addition is associative and commutative: the value, and
+ * so the result's bits, are the same for every order of the atomics,
+ * every grid, every chunking (the host ring adds chunk after chunk into
+ * the same limbs), every GPU.
+ *
+ * Why no limb overflows.  A flush adds a 2- or 3-limb two's-complement
+ * integer shifted by at % 32 as pieces: each but the top an unsigned
+ * 32-bit digit, the top a signed one below 2^31 in magnitude.  A lane
+ * flushed alone (a re-basing: at most one an element) adds pieces below
+ * 2^32; a warp's flush (one a round, a round being at least 2^8 elements
+ * a lane) sums its 32 lanes' pieces first, below 2^37.  A block reading E
+ * elements thus adds below E 2^32 + (E / 2^13 + 2) 2^37 to a limb:
+ * below 2^62 for E up to CR_EXACT_BLOCK_ELEMENTS, 2^28, which the grid
+ * keeps to (exact_sum.cu).  Each block then normalizes its limbs
+ * (digits -2^31 .. 2^31 - 1 under a top that takes the rest) and adds
+ * them to the call's, which take at most 2^31 in magnitude a block: fine
+ * for up to 2^31 blocks, over every launch (a host array's chunks are
+ * far fewer than 2^31 over their grids). */
+#ifndef CUDAREDUCE_KERNELS_EXACT_CUH
+#define CUDAREDUCE_KERNELS_EXACT_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "exact/window.h"
+#include "tuning.h"
+
+/* The most elements a block reads (see above). */
+#define CR_EXACT_BLOCK_ELEMENTS ((int64_t)1 << 28)
+/* The specials as bits of one word, OR-ed across the call. */
+#define CR_EXACT_NAN 1u
+#define CR_EXACT_POS_INF 2u
+#define CR_EXACT_NEG_INF 4u
+
+/* The call's state in global memory, zeroed before its first launch. */
+typedef struct {
+    unsigned long long limb[CR_KULISCH_LIMBS];
+    unsigned int specials;
+    unsigned int padding;
+    unsigned long long nans;        /* NaNs seen (nanmean's count) */
+} cr_exact_state;
+
+/* An element type's window, and an element as the window takes it
+ * (float16 and bfloat16 convert to float exactly). */
+template <class T>
+struct exact_traits {
+    using window = cr_window32;
+    static constexpr int limbs = 2;
+    __device__ static float value(T x) { return (float)x; }
+};
+
+template <>
+struct exact_traits<double> {
+    using window = cr_window64;
+    static constexpr int limbs = 3;
+    __device__ static double value(double x) { return x; }
+};
+
+template <>
+struct exact_traits<__half> {
+    using window = cr_window32;
+    static constexpr int limbs = 2;
+    __device__ static float value(__half x) { return __half2float(x); }
+};
+
+template <>
+struct exact_traits<__nv_bfloat16> {
+    using window = cr_window32;
+    static constexpr int limbs = 2;
+    __device__ static float value(__nv_bfloat16 x)
+    {
+        return __bfloat162float(x);
+    }
+};
+
+__device__ __forceinline__ void
+window_clear(cr_window32 *w)
+{
+    cr_window32_clear(w);
+}
+
+__device__ __forceinline__ void
+window_clear(cr_window64 *w)
+{
+    cr_window64_clear(w);
+}
+
+__device__ __forceinline__ int
+window_add(cr_window32 *w, cr_specials *specials, float x,
+           cr_window32 *evicted)
+{
+    return cr_window32_add_evicting(w, specials, x, evicted);
+}
+
+__device__ __forceinline__ int
+window_add(cr_window64 *w, cr_specials *specials, double x,
+           cr_window64 *evicted)
+{
+    return cr_window64_add_evicting(w, specials, x, evicted);
+}
+
+__device__ __forceinline__ int
+window_limbs(const cr_window32 *w, uint32_t *value)
+{
+    return cr_window32_limbs(w, value);
+}
+
+__device__ __forceinline__ int
+window_limbs(const cr_window64 *w, uint32_t *value)
+{
+    return cr_window64_limbs(w, value);
+}
+
+__device__ __forceinline__ void
+window_empty(cr_window32 *w)
+{
+    w->sum = 0;
+    w->count = 0;
+}
+
+__device__ __forceinline__ void
+window_empty(cr_window64 *w)
+{
+    w->low = w->high = 0;
+    w->count = 0;
+}
+
+/* The common path of a whole vector: where every element lies in the
+ * window's span (no NaN, infinity, zero or subnormal does) and the count
+ * has room for all, each is put in and true is returned; else nothing
+ * is, and the caller adds them one by one (window.h's rare path among
+ * them).  One test for the vector, not one an element.
+ *
+ * Float32's elements go in by the float unit, not as window.h's put
+ * shifts them: an element of exponent e in the span, base <= e <= base
+ * + 31, is m 2^(e - base) window units, and adding (150 - base) to its
+ * exponent field (e + 150 - base: 150 .. 181, a normal float, the sign
+ * untouched) makes the float of that value, an integer below 2^55 that
+ * F2I converts to 64 bits exactly: an add and a convert an element where
+ * the shifts took 8 integer instructions.  The test: |x|'s bits less
+ * base's exponent field, unsigned, below 32 exponents' worth (2^28) for
+ * every element, so their OR is too. */
+template <int VEC>
+__device__ __forceinline__ bool
+put_common(cr_window32 &w, const float (&x)[VEC])
+{
+    const uint32_t floor = (uint32_t)w.base << 23;
+    uint32_t offsets = 0;
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        offsets |= (__float_as_uint(x[j]) & 0x7fffffffu) - floor;
+    }
+    if (offsets >= (uint32_t)CR_WINDOW_SPAN << 23
+        || w.count > CR_WINDOW32_ADDS - VEC) {
+        return false;
+    }
+    const uint32_t scale = (uint32_t)(150 - w.base) << 23;
+    long long total = 0;
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        total += __float2ll_rz(
+            __uint_as_float(__float_as_uint(x[j]) + scale));
+    }
+    w.sum += (uint64_t)total;
+    w.count += VEC;
+    return true;
+}
+
+/* Float64's likewise: an element of exponent e in the span is V = m
+ * 2^(e - base) window units, below 2^84, which the window keeps as
+ * floor(V / 2^32) in `high` and the rest, 0 .. 2^32 - 1, in `low`.
+ * Adding (1043 - base) to the exponent field (e + 1043 - base: 1043 ..
+ * 1074, the sign untouched) makes the double t = V / 2^32; floor(t) is
+ * the high part, converted exactly (below 2^52), and (t - floor(t)) 2^32
+ * the low part (both steps exact: t's bits below its point are at most
+ * 32, its fraction times a power of two).  11 instructions an element
+ * (the float64 unit's floor, subtract and multiply, two converts, the
+ * two 64-bit adds, the exponent's add and test) where the shifts took
+ * 20. */
+template <int VEC>
+__device__ __forceinline__ bool
+put_common(cr_window64 &w, const double (&x)[VEC])
+{
+    const uint32_t floor_bits = (uint32_t)w.base << 20;
+    uint32_t offsets = 0;
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        offsets |= ((uint32_t)__double2hiint(x[j]) & 0x7fffffffu)
+                   - floor_bits;
+    }
+    if (offsets >= (uint32_t)CR_WINDOW_SPAN << 20
+        || w.count > CR_WINDOW64_ADDS - VEC) {
+        return false;
+    }
+    const uint32_t scale = (uint32_t)(1043 - w.base) << 20;
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        const double t = __hiloint2double(
+            (int)((uint32_t)__double2hiint(x[j]) + scale),
+            __double2loint(x[j]));
+        const double high = floor(t);
+        w.high += (uint64_t)__double2ll_rz(high);
+        w.low += __double2uint_rz((t - high) * 4294967296.0);
+    }
+    w.count += VEC;
+    return true;
+}
+
+/* A vector of elements of `traits`' type through put_common, as the
+ * window takes them. */
+template <class traits, int VEC, class W, class T>
+__device__ __forceinline__ bool
+put_vector(W &w, const T (&v)[VEC])
+{
+    decltype(traits::value(v[0])) x[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        x[j] = traits::value(v[j]);
+    }
+    return put_common<VEC>(w, x);
+}
+
+/* A window's integer, shifted by at % 32, as pieces for the limbs from
+ * at / 32 on: piece[0 .. N) the unsigned 32-bit digits, piece[N] the
+ * signed rest (cr_kulisch_add_limbs' words). */
+template <int N>
+__device__ __forceinline__ int
+window_pieces(const uint32_t (&value)[N], int at, long long (&piece)[N + 1])
+{
+    const int shift = at % 32;
+    uint32_t below = 0;
+    for (int j = 0; j < N; j++) {
+        piece[j] = shift ? (uint32_t)(value[j] << shift
+                                      | below >> (32 - shift))
+                         : value[j];
+        below = value[j];
+    }
+    piece[N] = (int32_t)value[N - 1] >> (shift ? 32 - shift : 31);
+    return at / 32;
+}
+
+template <int N>
+__device__ __forceinline__ void
+limbs_add(unsigned long long *limbs, int at,
+          const long long (&piece)[N + 1])
+{
+    for (int j = 0; j <= N; j++) {
+        if (piece[j] != 0) {
+            atomicAdd(&limbs[at + j], (unsigned long long)piece[j]);
+        }
+    }
+}
+
+/* The window's additions into the block's limbs (a window of none adds
+ * nothing). */
+template <class W, int N>
+__device__ __forceinline__ void
+flush_alone(const W &w, unsigned long long *limbs)
+{
+    if (w.count) {
+        uint32_t value[N];
+        long long piece[N + 1];
+        const int at = window_pieces<N>(value, window_limbs(&w, value),
+                                        piece);
+        limbs_add<N>(limbs, at, piece);
+    }
+}
+
+/* Every lane's window into the block's limbs, and emptied (each keeps its
+ * base).  Where every lane holding additions has one base (the common
+ * case: a warp's data share their exponents), the lanes' pieces are
+ * summed first and one lane adds them; else each lane adds its own.  All
+ * of the warp's lanes call it. */
+template <class W, int N>
+__device__ __forceinline__ void
+flush_warp(W &w, unsigned long long *limbs)
+{
+    const unsigned holding = __ballot_sync(0xffffffffu, w.count != 0);
+    if (holding == 0) {
+        return;
+    }
+    const int leader = __ffs(holding) - 1;
+    const int base = __shfl_sync(0xffffffffu, w.base, leader);
+    if (__all_sync(0xffffffffu, w.count == 0 || w.base == base)) {
+        /* An empty window's integer is 0, wherever it lies. */
+        uint32_t value[N];
+        long long piece[N + 1];
+        const int at = window_pieces<N>(
+            value, __shfl_sync(0xffffffffu, window_limbs(&w, value), leader),
+            piece);
+        for (int j = 0; j <= N; j++) {
+            for (int offset = 16; offset > 0; offset /= 2) {
+                piece[j] += __shfl_xor_sync(0xffffffffu, piece[j], offset);
+            }
+        }
+        if ((int)(threadIdx.x % 32) == leader) {
+            limbs_add<N>(limbs, at, piece);
+        }
+    }
+    else {
+        flush_alone<W, N>(w, limbs);
+    }
+    window_empty(&w);
+}
+
+/* Normalizes the block's limbs into balanced digits, -2^31 .. 2^31 - 1
+ * under a top that takes the rest, and adds the nonzero ones to the
+ * call's.  Balanced, not 0 .. 2^32 - 1: a negative sum in digits of one
+ * sign is all ones up to the top, 60 limbs whose atomics every block
+ * sent to the same addresses (a 2^20-element float32 sum took 29 us, 5.8
+ * by the fast sum); balanced, a block's sum is its few digits of either
+ * sign.  Called by the block's first warp. */
+__device__ __forceinline__ void
+limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
+{
+    if (threadIdx.x == 0) {
+        long long carry = 0;
+        /* Unrolled whole, its 68 loads took 108 registers a thread. */
+#pragma unroll 4
+        for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
+            const long long t = (long long)limbs[k] + carry;
+            const long long digit = k < CR_KULISCH_LIMBS - 1
+                ? (long long)(int32_t)(uint32_t)t : t;
+            limbs[k] = (unsigned long long)digit;
+            carry = (t - digit) >> 32;
+        }
+    }
+    __syncwarp();
+    for (int k = (int)threadIdx.x; k < CR_KULISCH_LIMBS; k += 32) {
+        if (limbs[k] != 0) {
+            atomicAdd(&state->limb[k], limbs[k]);
+        }
+    }
+}
+
+/* Adds the n elements at `in` (of T; NaNs skipped where SKIP_NAN, and
+ * counted) to the call's state.  A thread reads 16 bytes at a time of the
+ * part of `in` that starts at a 16-byte boundary, grid-strided, in rounds
+ * that each add fewer elements to its window than its bound, then the
+ * warp flushes; the elements before and after that part, one each, by the
+ * first threads of the grid. */
+template <class T, bool SKIP_NAN>
+__global__ void __launch_bounds__(CR_EXACT_THREADS, CR_EXACT_BLOCKS_PER_SM)
+exact_sum_kernel(const T *__restrict__ in, int64_t n,
+                 cr_exact_state *state)
+{
+    using traits = exact_traits<T>;
+    using W = typename traits::window;
+    constexpr int N = traits::limbs;
+    constexpr int VEC = 16 / (int)sizeof(T);
+    constexpr int BOUND = sizeof(W) == sizeof(cr_window32)
+        ? CR_WINDOW32_ADDS : CR_WINDOW64_ADDS;
+    /* Loads a lane has in flight (2 of 8 float16 or bfloat16, whose
+     * conversions took bfloat16's last registers at 4: 2 bytes spilled
+     * under CR_EXACT_BLOCKS_PER_SM's bound), and vectors a round: its
+     * additions stay within the window's bound. */
+    constexpr int UNROLL = VEC > 4 ? 2 : 4;
+    constexpr int ROUND = BOUND / VEC;
+    static_assert(ROUND % UNROLL == 0, "a round is whole unrolled steps");
+    struct alignas(16) vector {
+        T v[VEC];
+    };
+    __shared__ unsigned long long limbs[CR_KULISCH_LIMBS];
+    __shared__ unsigned int block_specials;
+    __shared__ unsigned long long block_nans;
+
+    for (int k = (int)threadIdx.x; k < CR_KULISCH_LIMBS; k += blockDim.x) {
+        limbs[k] = 0;
+    }
+    if (threadIdx.x == 0) {
+        block_specials = 0;
+        block_nans = 0;
+    }
+    __syncthreads();
+
+    W w, evicted;
+    cr_specials specials;
+    window_clear(&w);
+    cr_specials_clear(&specials);
+    unsigned long long nans = 0;
+    auto add = [&](T element) {
+        const auto x = traits::value(element);
+        if (SKIP_NAN && x != x) {
+            nans++;
+            return;
+        }
+        if (window_add(&w, &specials, x, &evicted)) {
+            flush_alone<W, N>(evicted, limbs);
+        }
+    };
+
+    const uintptr_t address = reinterpret_cast<uintptr_t>(in);
+    const int64_t head = (int64_t)(((16 - address % 16) % 16) / sizeof(T))
+                         < n ? (int64_t)(((16 - address % 16) % 16)
+                                         / sizeof(T))
+                             : n;
+    const int64_t vectors = (n - head) / VEC;
+    const int64_t rest = n - head - vectors * VEC;
+    const vector *body = reinterpret_cast<const vector *>(in + head);
+    const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
+
+    if (thread < head) {
+        add(in[thread]);
+    }
+    if (thread < rest) {
+        add(in[head + vectors * VEC + thread]);
+    }
+    /* Rounds whose count the warp shares (a warp's lanes are adjacent,
+     * so they run out of vectors together but for the last round), of
+     * UNROLL loads in flight a lane.  A vector the common path does not
+     * take is read again and added an element at a time, after the
+     * others: the rare path's code once a step, not once an element. */
+    for (int64_t i = thread; __any_sync(0xffffffffu, i < vectors);) {
+        int r = 0;
+        /* Whole steps, no test a load; then what is left, a load at a
+         * time (a lane's last round only). */
+        for (; r < ROUND && i + (UNROLL - 1) * threads < vectors;
+             r += UNROLL, i += UNROLL * threads) {
+            vector v[UNROLL];
+            unsigned missed = 0;
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                v[u] = body[i + u * threads];
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                if (!put_vector<traits, VEC>(w, v[u].v)) {
+                    missed |= 1u << u;
+                }
+            }
+#pragma unroll 1
+            for (int u = 0; u < UNROLL; u++) {
+                if (missed >> u & 1) {
+                    const T *again = body[i + u * threads].v;
+#pragma unroll 1
+                    for (int j = 0; j < VEC; j++) {
+                        add(again[j]);
+                    }
+                }
+            }
+        }
+        for (; r < ROUND && i < vectors; r++, i += threads) {
+            const vector v = body[i];
+            if (!put_vector<traits, VEC>(w, v.v)) {
+#pragma unroll 1
+                for (int j = 0; j < VEC; j++) {
+                    add(body[i].v[j]);
+                }
+            }
+        }
+        flush_warp<W, N>(w, limbs);
+    }
+    flush_warp<W, N>(w, limbs);
+
+    const unsigned bits = (specials.nan ? CR_EXACT_NAN : 0u)
+                          | (specials.pos_inf ? CR_EXACT_POS_INF : 0u)
+                          | (specials.neg_inf ? CR_EXACT_NEG_INF : 0u);
+    if (bits) {
+        atomicOr(&block_specials, bits);
+    }
+    if (SKIP_NAN && nans) {
+        atomicAdd(&block_nans, nans);
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        limbs_to_call(limbs, state);
+    }
+    if (threadIdx.x == 0 && block_specials) {
+        atomicOr(&state->specials, block_specials);
+    }
+    if (SKIP_NAN && threadIdx.x == 0 && block_nans) {
+        atomicAdd(&state->nans, block_nans);
+    }
+}
+
+/* The call's limbs, normalized, as an exact accumulator. */
+__device__ __forceinline__ void
+state_to_kulisch(const cr_exact_state *state, cr_kulisch *acc)
+{
+    long long carry = 0;
+    for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
+        const long long t = (long long)state->limb[k] + carry;
+        acc->limb[k] = (uint32_t)t;
+        carry = t >> 32;
+    }
+}
+
+/* The result's bits, into `result` (2, 4 or 8 bytes, as `format`): the
+ * exact sum rounded once, or with DIVIDE the exact sum divided by the
+ * count of the elements (n, less the NaNs skipped) rounded once (a count
+ * of 0 gives NaN, as numpy.nanmean of nothing); with COUNTED the count
+ * first, as an int64, and the bits 8 bytes on (cr_counted_result's
+ * layout: nanmean's).  One thread. */
+template <bool DIVIDE, bool COUNTED>
+__global__ void
+exact_finish_kernel(const cr_exact_state *state, cr_exact_format format,
+                    int64_t n, unsigned char *result)
+{
+    cr_kulisch acc;
+    cr_specials specials;
+    int overflow = 0;
+    uint64_t bits;
+    const uint64_t count = (uint64_t)n - state->nans;
+    state_to_kulisch(state, &acc);
+    specials.nan = (state->specials & CR_EXACT_NAN) != 0;
+    specials.pos_inf = (state->specials & CR_EXACT_POS_INF) != 0;
+    specials.neg_inf = (state->specials & CR_EXACT_NEG_INF) != 0;
+    if (DIVIDE) {
+        specials.nan |= count == 0;
+        bits = cr_exact_mean_result(&acc, &specials, count, format,
+                                    &overflow);
+    }
+    else {
+        bits = cr_exact_result(&acc, &specials, format, &overflow);
+    }
+    if (COUNTED) {
+        *reinterpret_cast<int64_t *>(result) = (int64_t)count;
+        result += sizeof(int64_t);
+    }
+    switch (format) {
+    case CR_EXACT_FLOAT64:
+        *reinterpret_cast<uint64_t *>(result) = bits;
+        break;
+    case CR_EXACT_FLOAT32:
+        *reinterpret_cast<uint32_t *>(result) = (uint32_t)bits;
+        break;
+    default:
+        *reinterpret_cast<uint16_t *>(result) = (uint16_t)bits;
+        break;
+    }
+}
+
+#endif /* CUDAREDUCE_KERNELS_EXACT_CUH */
