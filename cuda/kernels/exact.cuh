@@ -366,7 +366,6 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
      * additions stay within the window's bound. */
     constexpr int UNROLL = VEC > 4 ? 2 : 4;
     constexpr int ROUND = BOUND / VEC;
-    static_assert(ROUND % UNROLL == 0, "a round is whole unrolled steps");
     struct alignas(16) vector {
         T v[VEC];
     };
@@ -423,9 +422,21 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
      * others: the rare path's code once a step, not once an element. */
     for (int64_t i = thread; __any_sync(0xffffffffu, i < vectors);) {
         int r = 0;
+        /* A window no element has placed yet takes its first vector an
+         * element at a time: tested whole against no span, every vector
+         * of the lane's first step missed and went the rare path (2,300
+         * instructions a warp, a third of a 2^20-element sum's). */
+        if (w.base < 1 && i < vectors) {
+#pragma unroll 1
+            for (int j = 0; j < VEC; j++) {
+                add(body[i].v[j]);
+            }
+            r++;
+            i += threads;
+        }
         /* Whole steps, no test a load; then what is left, a load at a
          * time (a lane's last round only). */
-        for (; r < ROUND && i + (UNROLL - 1) * threads < vectors;
+        for (; r + UNROLL <= ROUND && i + (UNROLL - 1) * threads < vectors;
              r += UNROLL, i += UNROLL * threads) {
             vector v[UNROLL];
             unsigned missed = 0;
