@@ -139,7 +139,10 @@ typedef char cr_short_row_is_a_group[
 
 /* Exact sums (kernels/exact.cuh): threads a block, and the blocks an SM
  * its registers are bounded for: 4, half the SM's threads, at 48 to 62
- * registers and no spill (sm_90). */
+ * registers and no spill (sm_90).  At 2 (108 registers, a quarter of
+ * the warps) its float32 kernel took 464 us over 2^28 elements, at 4
+ * with the float units' put 307 (docs/recorded/exact-2026-11-27-h200.txt,
+ * which says what else changed between them). */
 #define CR_EXACT_THREADS 256
 #define CR_EXACT_BLOCKS_PER_SM 4
 

@@ -316,10 +316,9 @@ flush_warp(W &w, unsigned long long *limbs)
 /* Normalizes the block's limbs into balanced digits, -2^31 .. 2^31 - 1
  * under a top that takes the rest, and adds the nonzero ones to the
  * call's.  Balanced, not 0 .. 2^32 - 1: a negative sum in digits of one
- * sign is all ones up to the top, 60 limbs whose atomics every block
- * sent to the same addresses (a 2^20-element float32 sum took 29 us, 5.8
- * by the fast sum); balanced, a block's sum is its few digits of either
- * sign.  Called by the block's first warp. */
+ * sign is all ones up to the top, some 60 limbs whose atomics every
+ * block would send to the same addresses; balanced, a block's sum is its
+ * few digits of either sign.  Called by the block's first warp. */
 __device__ __forceinline__ void
 limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
 {
@@ -424,8 +423,8 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
         int r = 0;
         /* A window no element has placed yet takes its first vector an
          * element at a time: tested whole against no span, every vector
-         * of the lane's first step missed and went the rare path (2,300
-         * instructions a warp, a third of a 2^20-element sum's). */
+         * of the lane's first step would miss and go that way anyway,
+         * after the others. */
         if (w.base < 1 && i < vectors) {
 #pragma unroll 1
             for (int j = 0; j < VEC; j++) {
