@@ -230,6 +230,64 @@ put_vector(W &w, const T (&v)[VEC])
     return put_common<VEC>(w, x);
 }
 
+/* An element's biased exponent field, and the largest finite one. */
+__device__ __forceinline__ int32_t
+exponent_of(float x)
+{
+    return (int32_t)(__float_as_uint(x) >> 23 & 0xff);
+}
+
+__device__ __forceinline__ int32_t
+exponent_of(double x)
+{
+    return (int32_t)((uint32_t)__double2hiint(x) >> 20 & 0x7ff);
+}
+
+__device__ __forceinline__ int32_t
+exponent_max(const cr_window32 &)
+{
+    return CR_WINDOW32_EMAX;
+}
+
+__device__ __forceinline__ int32_t
+exponent_max(const cr_window64 &)
+{
+    return CR_WINDOW64_EMAX;
+}
+
+/* Puts the warp's empty windows on one base, at the start of each round
+ * (they are empty then: the flush emptied them): the highest base a lane
+ * has, or for a lane no element has placed, the base its next vector's
+ * largest exponent would take (`next`, NULL where the lane has none).
+ * On one base, a flush adds its lanes' pieces together and one lane adds
+ * them, 3 or 4 atomics; where each lane's first element set its own
+ * base, every flush was 32 lanes each adding its own to the same shared
+ * limbs (docs/recorded/exact-2026-11-27-h200.txt).  A lane whose
+ * elements lie below the span re-bases down, as it would anyway.  All of
+ * the warp's lanes call it. */
+template <class traits, int VEC, class W, class T>
+__device__ __forceinline__ void
+warp_base(W &w, const T *next)
+{
+    int32_t want = w.base;
+    if (w.base < 1 && next != nullptr) {
+        int32_t e = 0;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            const int32_t f = exponent_of(traits::value(next[j]));
+            e = f <= exponent_max(w) && f > e ? f : e;
+        }
+        if (e > 0) {
+            want = -CR_WINDOW_SPAN;
+            (void)cr_window_must_flush(e, &want, 0, exponent_max(w));
+        }
+    }
+    const int32_t base = __reduce_max_sync(0xffffffffu, want);
+    if (w.count == 0 && base >= 1) {
+        w.base = base;
+    }
+}
+
 /* A window's integer, shifted by at % 32, as pieces for the limbs from
  * at / 32 on: piece[0 .. N) the unsigned 32-bit digits, piece[N] the
  * signed rest (cr_kulisch_add_limbs' words). */
@@ -421,18 +479,7 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
      * others: the rare path's code once a step, not once an element. */
     for (int64_t i = thread; __any_sync(0xffffffffu, i < vectors);) {
         int r = 0;
-        /* A window no element has placed yet takes its first vector an
-         * element at a time: tested whole against no span, every vector
-         * of the lane's first step would miss and go that way anyway,
-         * after the others. */
-        if (w.base < 1 && i < vectors) {
-#pragma unroll 1
-            for (int j = 0; j < VEC; j++) {
-                add(body[i].v[j]);
-            }
-            r++;
-            i += threads;
-        }
+        warp_base<traits, VEC>(w, i < vectors ? body[i].v : nullptr);
         /* Whole steps, no test a load; then what is left, a load at a
          * time (a lane's last round only). */
         for (; r + UNROLL <= ROUND && i + (UNROLL - 1) * threads < vectors;
