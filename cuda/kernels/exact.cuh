@@ -456,10 +456,8 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     };
 
     const uintptr_t address = reinterpret_cast<uintptr_t>(in);
-    const int64_t head = (int64_t)(((16 - address % 16) % 16) / sizeof(T))
-                         < n ? (int64_t)(((16 - address % 16) % 16)
-                                         / sizeof(T))
-                             : n;
+    const int64_t lead = (int64_t)((16 - address % 16) % 16 / sizeof(T));
+    const int64_t head = lead < n ? lead : n;
     const int64_t vectors = (n - head) / VEC;
     const int64_t rest = n - head - vectors * VEC;
     const vector *body = reinterpret_cast<const vector *>(in + head);
