@@ -61,7 +61,8 @@ def program(tmp_path_factory):
     path = tmp_path_factory.mktemp("kulisch") / "kulisch_check"
     built = subprocess.run(
         [c_compiler(), "-std=gnu11", "-O2", "-Wall", "-Werror", *INCLUDES,
-         str(SOURCE), "-o", str(path)], capture_output=True, text=True)
+         str(SOURCE), "-o", str(path), "-lm"], capture_output=True,
+        text=True)
     assert built.returncode == 0, built.stderr
     return path
 

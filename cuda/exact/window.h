@@ -70,6 +70,7 @@
 #ifndef CUDAREDUCE_EXACT_WINDOW_H
 #define CUDAREDUCE_EXACT_WINDOW_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -175,6 +176,45 @@ cr_window64_put(cr_window64 *w, uint64_t m, uint32_t d, uint32_t mask)
     w->low += (uint32_t)signed_m << d;
     w->high += (uint64_t)top << 32 | middle;
     w->count++;
+}
+
+/* The common path by the float units, the kernels' form of put
+ * (kernels/exact.cuh), for an element x of the span (finite, normal,
+ * base <= e <= base + 31): the same integer, m 2^(e - base) window units
+ * with x's sign.  Adding (150 - base) to a float32's exponent field (e +
+ * 150 - base: 150 .. 181, a normal float, the sign untouched) makes the
+ * float of that integer, below 2^55, which converts to 64 bits exactly:
+ * an add and a convert where the shifts take 8 integer instructions. */
+CR_HD static inline int64_t
+cr_window32_units(const cr_window32 *w, float x)
+{
+    uint32_t bits;
+    float scaled;
+    memcpy(&bits, &x, sizeof(bits));
+    bits += (uint32_t)(150 - w->base) << 23;
+    memcpy(&scaled, &bits, sizeof(scaled));
+    return (int64_t)scaled;
+}
+
+/* Float64's: V = m 2^(e - base) window units, below 2^84, in the
+ * window's two words, *high = floor(V / 2^32) and *low the rest (0 ..
+ * 2^32 - 1), as cr_window64_put splits it.  Adding (1043 - base) to the
+ * exponent field (e + 1043 - base: 1043 .. 1074) makes the double t = V
+ * / 2^32; floor(t) is the high part (below 2^52: exact as an integer),
+ * and (t - floor(t)) 2^32 the low part (exact: t has at most 32 bits
+ * below its point, and the rest is a fraction times a power of two). */
+CR_HD static inline void
+cr_window64_units(const cr_window64 *w, double x, uint64_t *low,
+                  int64_t *high)
+{
+    uint64_t bits;
+    double t;
+    memcpy(&bits, &x, sizeof(bits));
+    bits += (uint64_t)(1043 - w->base) << 52;
+    memcpy(&t, &bits, sizeof(t));
+    const double whole = floor(t);
+    *high = (int64_t)whole;
+    *low = (uint32_t)((t - whole) * 4294967296.0);
 }
 
 /* The window's integer as 32-bit limbs (least significant first, two's

@@ -137,56 +137,37 @@ window_empty(cr_window64 *w)
 
 /* The common path of a whole vector: where every element lies in the
  * window's span (no NaN, infinity, zero or subnormal does) and the count
- * has room for all, each is put in and true is returned; else nothing
- * is, and the caller adds them one by one (window.h's rare path among
- * them).  One test for the vector, not one an element.
- *
- * Float32's elements go in by the float unit, not as window.h's put
- * shifts them: an element of exponent e in the span, base <= e <= base
- * + 31, is m 2^(e - base) window units, and adding (150 - base) to its
- * exponent field (e + 150 - base: 150 .. 181, a normal float, the sign
- * untouched) makes the float of that value, an integer below 2^55 that
- * F2I converts to 64 bits exactly: an add and a convert an element where
- * the shifts took 8 integer instructions.  The test: |x|'s bits less
- * base's exponent field, unsigned, below 32 exponents' worth (2^28) for
- * every element, so their OR is too. */
+ * has room for all, each is put in by the float units (window.h's
+ * cr_window32_units, cr_window64_units: the integer put's values, by an
+ * exponent add and converts) and true is returned; else nothing is, and
+ * the caller adds them one by one (window.h's rare path among them).
+ * One test for the vector, not one an element: |x|'s bits less base's
+ * exponent field, unsigned, below 32 exponents' worth for every element,
+ * so their OR is too. */
 template <int VEC>
 __device__ __forceinline__ bool
 put_common(cr_window32 &w, const float (&x)[VEC])
 {
-    const uint32_t floor = (uint32_t)w.base << 23;
+    const uint32_t floor_bits = (uint32_t)w.base << 23;
     uint32_t offsets = 0;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        offsets |= (__float_as_uint(x[j]) & 0x7fffffffu) - floor;
+        offsets |= (__float_as_uint(x[j]) & 0x7fffffffu) - floor_bits;
     }
     if (offsets >= (uint32_t)CR_WINDOW_SPAN << 23
         || w.count > CR_WINDOW32_ADDS - VEC) {
         return false;
     }
-    const uint32_t scale = (uint32_t)(150 - w.base) << 23;
-    long long total = 0;
+    int64_t total = 0;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        total += __float2ll_rz(
-            __uint_as_float(__float_as_uint(x[j]) + scale));
+        total += cr_window32_units(&w, x[j]);
     }
     w.sum += (uint64_t)total;
     w.count += VEC;
     return true;
 }
 
-/* Float64's likewise: an element of exponent e in the span is V = m
- * 2^(e - base) window units, below 2^84, which the window keeps as
- * floor(V / 2^32) in `high` and the rest, 0 .. 2^32 - 1, in `low`.
- * Adding (1043 - base) to the exponent field (e + 1043 - base: 1043 ..
- * 1074, the sign untouched) makes the double t = V / 2^32; floor(t) is
- * the high part, converted exactly (below 2^52), and (t - floor(t)) 2^32
- * the low part (both steps exact: t's bits below its point are at most
- * 32, its fraction times a power of two).  11 instructions an element
- * (the float64 unit's floor, subtract and multiply, two converts, the
- * two 64-bit adds, the exponent's add and test) where the shifts took
- * 20. */
 template <int VEC>
 __device__ __forceinline__ bool
 put_common(cr_window64 &w, const double (&x)[VEC])
@@ -202,15 +183,13 @@ put_common(cr_window64 &w, const double (&x)[VEC])
         || w.count > CR_WINDOW64_ADDS - VEC) {
         return false;
     }
-    const uint32_t scale = (uint32_t)(1043 - w.base) << 20;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        const double t = __hiloint2double(
-            (int)((uint32_t)__double2hiint(x[j]) + scale),
-            __double2loint(x[j]));
-        const double high = floor(t);
-        w.high += (uint64_t)__double2ll_rz(high);
-        w.low += __double2uint_rz((t - high) * 4294967296.0);
+        uint64_t low;
+        int64_t high;
+        cr_window64_units(&w, x[j], &low, &high);
+        w.low += low;
+        w.high += (uint64_t)high;
     }
     w.count += VEC;
     return true;
