@@ -113,21 +113,34 @@ typedef struct {
     uint32_t count;
 } cr_window64;
 
+/* An empty window at `base`: no addition in it. */
+CR_HD static inline void
+cr_window32_empty(cr_window32 *w, int32_t base)
+{
+    w->sum = 0;
+    w->base = base;
+    w->count = 0;
+}
+
+CR_HD static inline void
+cr_window64_empty(cr_window64 *w, int32_t base)
+{
+    w->low = w->high = 0;
+    w->base = base;
+    w->count = 0;
+}
+
 /* A window no element is in: the first re-bases it, as one above. */
 CR_HD static inline void
 cr_window32_clear(cr_window32 *w)
 {
-    w->sum = 0;
-    w->base = -CR_WINDOW_SPAN;
-    w->count = 0;
+    cr_window32_empty(w, -CR_WINDOW_SPAN);
 }
 
 CR_HD static inline void
 cr_window64_clear(cr_window64 *w)
 {
-    w->low = w->high = 0;
-    w->base = -CR_WINDOW_SPAN;
-    w->count = 0;
+    cr_window64_empty(w, -CR_WINDOW_SPAN);
 }
 
 /* The rare path's decision for a finite nonzero element of exponent e
@@ -249,8 +262,7 @@ cr_window32_flush(cr_window32 *w, cr_kulisch *acc)
         uint32_t value[2];
         const int at = cr_window32_limbs(w, value);
         cr_kulisch_add_limbs(acc, at, value, 2);
-        w->sum = 0;
-        w->count = 0;
+        cr_window32_empty(w, w->base);
     }
 }
 
@@ -261,8 +273,7 @@ cr_window64_flush(cr_window64 *w, cr_kulisch *acc)
         uint32_t value[3];
         const int at = cr_window64_limbs(w, value);
         cr_kulisch_add_limbs(acc, at, value, 3);
-        w->low = w->high = 0;
-        w->count = 0;
+        cr_window64_empty(w, w->base);
     }
 }
 
@@ -289,9 +300,7 @@ cr_window32_add_rare(cr_window32 *w, cr_specials *specials, float x,
                              CR_WINDOW32_EMAX)) {
         evict = w->count != 0;
         *evicted = *w;
-        w->sum = 0;
-        w->count = 0;
-        w->base = base;
+        cr_window32_empty(w, base);
     }
     cr_window32_put(w, (bits & 0x7fffff) | (uint32_t)(field != 0) << 23,
                     (uint32_t)(e - base), (uint32_t)((int32_t)bits >> 31));
@@ -315,9 +324,7 @@ cr_window64_add_rare(cr_window64 *w, cr_specials *specials, double x,
                              CR_WINDOW64_EMAX)) {
         evict = w->count != 0;
         *evicted = *w;
-        w->low = w->high = 0;
-        w->count = 0;
-        w->base = base;
+        cr_window64_empty(w, base);
     }
     cr_window64_put(w, (bits & ((UINT64_C(1) << 52) - 1))
                        | (uint64_t)(field != 0) << 52,

@@ -83,18 +83,6 @@ struct exact_traits<__nv_bfloat16> {
     }
 };
 
-__device__ __forceinline__ void
-window_clear(cr_window32 *w)
-{
-    cr_window32_clear(w);
-}
-
-__device__ __forceinline__ void
-window_clear(cr_window64 *w)
-{
-    cr_window64_clear(w);
-}
-
 __device__ __forceinline__ int
 window_add(cr_window32 *w, cr_specials *specials, float x,
            cr_window32 *evicted)
@@ -121,75 +109,95 @@ window_limbs(const cr_window64 *w, uint32_t *value)
     return cr_window64_limbs(w, value);
 }
 
+/* An empty window at `base` (window.h's). */
 __device__ __forceinline__ void
-window_empty(cr_window32 *w)
+window_empty(cr_window32 *w, int32_t base)
 {
-    w->sum = 0;
-    w->count = 0;
+    cr_window32_empty(w, base);
 }
 
 __device__ __forceinline__ void
-window_empty(cr_window64 *w)
+window_empty(cr_window64 *w, int32_t base)
 {
-    w->low = w->high = 0;
-    w->count = 0;
+    cr_window64_empty(w, base);
+}
+
+/* What the window of an element type X keeps of its elements: the word
+ * that holds an element's sign and exponent field (a float32's only
+ * word, a float64's high one) and the field's first bit in it; the
+ * largest finite exponent; the additions between flushes. */
+__device__ __forceinline__ uint32_t
+top_word(float x)
+{
+    return __float_as_uint(x);
+}
+
+__device__ __forceinline__ uint32_t
+top_word(double x)
+{
+    return (uint32_t)__double2hiint(x);
+}
+
+template <class X>
+inline constexpr int field_at = sizeof(X) == sizeof(float) ? 23 : 20;
+template <class X>
+inline constexpr int32_t exponent_max =
+    sizeof(X) == sizeof(float) ? CR_WINDOW32_EMAX : CR_WINDOW64_EMAX;
+template <class W>
+inline constexpr int window_adds =
+    sizeof(W) == sizeof(cr_window32) ? CR_WINDOW32_ADDS : CR_WINDOW64_ADDS;
+
+/* An element's biased exponent field. */
+template <class X>
+__device__ __forceinline__ int32_t
+exponent_of(X x)
+{
+    return (int32_t)(top_word(x) >> field_at<X> & (exponent_max<X> + 1));
+}
+
+/* An element of the span into the window by the float units (window.h's
+ * cr_window32_units, cr_window64_units: the integer put's values, by an
+ * exponent add and converts), its count left to the caller. */
+__device__ __forceinline__ void
+put_units(cr_window32 &w, float x)
+{
+    w.sum += (uint64_t)cr_window32_units(&w, x);
+}
+
+__device__ __forceinline__ void
+put_units(cr_window64 &w, double x)
+{
+    uint64_t low;
+    int64_t high;
+    cr_window64_units(&w, x, &low, &high);
+    w.low += low;
+    w.high += (uint64_t)high;
 }
 
 /* The common path of a whole vector: where every element lies in the
  * window's span (no NaN, infinity, zero or subnormal does) and the count
- * has room for all, each is put in by the float units (window.h's
- * cr_window32_units, cr_window64_units: the integer put's values, by an
- * exponent add and converts) and true is returned; else nothing is, and
- * the caller adds them one by one (window.h's rare path among them).
- * One test for the vector, not one an element: |x|'s bits less base's
- * exponent field, unsigned, below 32 exponents' worth for every element,
- * so their OR is too. */
-template <int VEC>
+ * has room for all, each is put in by the float units and true is
+ * returned; else nothing is, and the caller adds them one by one
+ * (window.h's rare path among them).  One test for the vector, not one
+ * an element: |x|'s top word less base's exponent field, unsigned, below
+ * 32 exponents' worth for every element, so their OR is too. */
+template <int VEC, class W, class X>
 __device__ __forceinline__ bool
-put_common(cr_window32 &w, const float (&x)[VEC])
+put_common(W &w, const X (&x)[VEC])
 {
-    const uint32_t floor_bits = (uint32_t)w.base << 23;
+    const uint32_t floor_bits = (uint32_t)w.base << field_at<X>;
     uint32_t offsets = 0;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        offsets |= (__float_as_uint(x[j]) & 0x7fffffffu) - floor_bits;
+        offsets |= (top_word(x[j]) & 0x7fffffffu) - floor_bits;
     }
-    if (offsets >= (uint32_t)CR_WINDOW_SPAN << 23
-        || w.count > CR_WINDOW32_ADDS - VEC) {
-        return false;
-    }
-    int64_t total = 0;
-#pragma unroll
-    for (int j = 0; j < VEC; j++) {
-        total += cr_window32_units(&w, x[j]);
-    }
-    w.sum += (uint64_t)total;
-    w.count += VEC;
-    return true;
-}
-
-template <int VEC>
-__device__ __forceinline__ bool
-put_common(cr_window64 &w, const double (&x)[VEC])
-{
-    const uint32_t floor_bits = (uint32_t)w.base << 20;
-    uint32_t offsets = 0;
-#pragma unroll
-    for (int j = 0; j < VEC; j++) {
-        offsets |= ((uint32_t)__double2hiint(x[j]) & 0x7fffffffu)
-                   - floor_bits;
-    }
-    if (offsets >= (uint32_t)CR_WINDOW_SPAN << 20
-        || w.count > CR_WINDOW64_ADDS - VEC) {
+    if (offsets >= (uint32_t)CR_WINDOW_SPAN << field_at<X>
+        || w.count > (uint32_t)(window_adds<W> - VEC)) {
         return false;
     }
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        uint64_t low;
-        int64_t high;
-        cr_window64_units(&w, x[j], &low, &high);
-        w.low += low;
-        w.high += (uint64_t)high;
+        put_units(w, x[j]);
     }
     w.count += VEC;
     return true;
@@ -206,32 +214,7 @@ put_vector(W &w, const T (&v)[VEC])
     for (int j = 0; j < VEC; j++) {
         x[j] = traits::value(v[j]);
     }
-    return put_common<VEC>(w, x);
-}
-
-/* An element's biased exponent field, and the largest finite one. */
-__device__ __forceinline__ int32_t
-exponent_of(float x)
-{
-    return (int32_t)(__float_as_uint(x) >> 23 & 0xff);
-}
-
-__device__ __forceinline__ int32_t
-exponent_of(double x)
-{
-    return (int32_t)((uint32_t)__double2hiint(x) >> 20 & 0x7ff);
-}
-
-__device__ __forceinline__ int32_t
-exponent_max(const cr_window32 &)
-{
-    return CR_WINDOW32_EMAX;
-}
-
-__device__ __forceinline__ int32_t
-exponent_max(const cr_window64 &)
-{
-    return CR_WINDOW64_EMAX;
+    return put_common(w, x);
 }
 
 /* Puts the warp's empty windows on one base, at the start of each round
@@ -248,17 +231,18 @@ template <class traits, int VEC, class W, class T>
 __device__ __forceinline__ void
 warp_base(W &w, const T *next)
 {
+    using X = decltype(traits::value(next[0]));
     int32_t want = w.base;
     if (w.base < 1 && next != nullptr) {
         int32_t e = 0;
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
             const int32_t f = exponent_of(traits::value(next[j]));
-            e = f <= exponent_max(w) && f > e ? f : e;
+            e = f <= exponent_max<X> && f > e ? f : e;
         }
         if (e > 0) {
             want = -CR_WINDOW_SPAN;
-            (void)cr_window_must_flush(e, &want, 0, exponent_max(w));
+            (void)cr_window_must_flush(e, &want, 0, exponent_max<X>);
         }
     }
     const int32_t base = __reduce_max_sync(0xffffffffu, want);
@@ -347,7 +331,7 @@ flush_warp(W &w, unsigned long long *limbs)
     else {
         flush_alone<W, N>(w, limbs);
     }
-    window_empty(&w);
+    window_empty(&w, w.base);
 }
 
 /* Normalizes the block's limbs into balanced digits, -2^31 .. 2^31 - 1
@@ -394,14 +378,12 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     using W = typename traits::window;
     constexpr int N = traits::limbs;
     constexpr int VEC = 16 / (int)sizeof(T);
-    constexpr int BOUND = sizeof(W) == sizeof(cr_window32)
-        ? CR_WINDOW32_ADDS : CR_WINDOW64_ADDS;
     /* Loads a lane has in flight (2 of 8 float16 or bfloat16, whose
      * conversions took bfloat16's last registers at 4: 2 bytes spilled
      * under CR_EXACT_BLOCKS_PER_SM's bound), and vectors a round: its
      * additions stay within the window's bound. */
     constexpr int UNROLL = VEC > 4 ? 2 : 4;
-    constexpr int ROUND = BOUND / VEC;
+    constexpr int ROUND = window_adds<W> / VEC;
     struct alignas(16) vector {
         T v[VEC];
     };
@@ -420,7 +402,7 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
 
     W w, evicted;
     cr_specials specials;
-    window_clear(&w);
+    window_empty(&w, -CR_WINDOW_SPAN);
     cr_specials_clear(&specials);
     unsigned long long nans = 0;
     auto add = [&](T element) {
