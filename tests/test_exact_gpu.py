@@ -1,7 +1,7 @@
 """Exact sums (issue 44, ``exact=True``) on the GPU.
 
 Every result is held bit for bit to the exact sum of the elements rounded
-once (``support.exact_reference``: Python integers and fractions, and
+once (``cudareduce.bench.exact_reference``: Python integers and fractions, and
 ``math.fsum`` for float64), never to a tolerance:
 
 - float64 equals ``math.fsum``; float32, float16 and bfloat16 the
@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import cudareduce
-from support.exact_reference import (array_sum, infinity_bits, nan_bits,
+from cudareduce.bench.exact_reference import (array_sum, infinity_bits, nan_bits,
                                      round_exact)
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
