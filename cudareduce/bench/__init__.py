@@ -215,19 +215,20 @@ returns::
      "timing": {"method": str},
      "floor": {"empty_cold_us": float, "empty_batch_us": float},
      "probes": [{"bytes", "read_cold_us", "read_batch_us"}, ...],
-     "results": [{"method", "dtype", "n", "bytes", "cold_us", "batch_us",
-                  "batch", "reps", "gbps", "floor_cold_us",
+     "results": [{"method", "dtype", "data", "n", "bytes", "cold_us",
+                  "batch_us", "batch", "reps", "gbps", "floor_cold_us",
                   "floor_batch_us", "pct_floor", "correct",
                   "unavailable"}, ...]}
 
-One result per (dtype, n, method) of whole-array sums: ``"fast"``
+One result per (dtype, data, n, method) of whole-array sums: ``"fast"``
 (``cudareduce.sum(x, out=o)``), ``"exact"`` (the same with
 ``exact=True``), ``"cub"`` (``method="cub"``) and ``"cub_gpu_to_gpu"``
 (CUB's deterministic reduce through the harness
 benchmarks/cub_gpu_to_gpu.cu, ``--gpu-to-gpu``; unavailable without it,
 and for other dtypes than float32 and float64), on a CuPy array (a
-PyTorch tensor for bfloat16) of normal values scaled by random powers of
-two (:func:`~cudareduce.bench.exact.exact_data`).  ``exact`` is checked
+PyTorch tensor for bfloat16) of each kind of data of
+:data:`~cudareduce.bench.exact.EXACT_DATA` (``"normal"``, ``"spread"``,
+``"wide"``: :func:`~cudareduce.bench.exact.exact_data`).  ``exact`` is checked
 bit for bit against the exact sum rounded once
 (:mod:`~cudareduce.bench.exact_reference`), the others against their
 rounding bound of it, before and after their timings, timed as

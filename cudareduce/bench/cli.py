@@ -17,8 +17,8 @@ from .figures import describe_sizes, short_n
 from .names import DEFAULT_OP, DTYPES, OPS
 
 from .axes import AXIS_CASES, AXIS_DTYPES, format_axes, run_axes
-from .exact import (EXACT_DTYPES, EXACT_SIZES, EXACT_TAKES, format_exact,
-                    run_exact)
+from .exact import (EXACT_DATA, EXACT_DTYPES, EXACT_SIZES, EXACT_TAKES,
+                    format_exact, run_exact)
 from .host import (HOST_DTYPES, HOST_ROW, HOST_SIZES, format_host,
                    run_host)
 from .ladder import DEFAULT_DTYPE, DEFAULT_THREADS, check_threads, run
@@ -116,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
                         f"(the read probe), at --sizes (default "
                         f"{describe_sizes(EXACT_SIZES)}) and --dtype, a "
                         f"comma list (default {','.join(EXACT_DTYPES)})")
+    p.add_argument("--exact-data", default=None, metavar="KINDS",
+                   help=f"with --exact: the kinds of data, a comma list of "
+                        f"{','.join(EXACT_DATA)} (default all)")
     p.add_argument("--gpu-to-gpu", default=None, metavar="LIB",
                    help="with --exact: the harness "
                         "benchmarks/cub_gpu_to_gpu.cu built as a shared "
@@ -267,18 +270,21 @@ def _axis(args: argparse.Namespace, dtypes: list[str]) -> int:
     return status
 
 
-def _exact(args: argparse.Namespace, dtypes: list[str]) -> int:
+def _exact(args: argparse.Namespace, dtypes: list[str],
+           kinds: list[str]) -> int:
     """The ``--exact`` mode: the report, the JSON."""
     try:
         document = run_exact(dtypes, args.sizes or EXACT_SIZES,
-                             args.gpu_to_gpu, progress=True, seed=args.seed)
+                             args.gpu_to_gpu, progress=True, data=kinds,
+                             seed=args.seed)
     except (ImportError, OSError) as e:     # no CuPy; not the harness
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
     except _FAILURES as e:
         return _failed(e)
     status = _report(format_exact(document), document, args.json)
-    _say_wrong(document, lambda r: f"{r['dtype']} n={r['n']}")
+    _say_wrong(document,
+               lambda r: f"{r['dtype']} {r['data']} data, n={r['n']}")
     return status
 
 
@@ -310,19 +316,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = args.sizes if args.sizes is not None else \
         None if args.n is None else [args.n]
 
-    if args.gpu_to_gpu is not None and not args.exact:
-        parser.error("--gpu-to-gpu goes with --exact")
+    if (args.gpu_to_gpu is not None or args.exact_data is not None) \
+            and not args.exact:
+        parser.error("--gpu-to-gpu and --exact-data go with --exact")
     if args.exact:
         if args.axis or args.peers or args.host or args.counters \
                 or args.methods or args.no_peers or args.n or args.plot \
                 or args.threads is not None or args.op != DEFAULT_OP:
             parser.error("--exact combines with --sizes, --dtype, "
-                         "--gpu-to-gpu, --json and --seed only")
+                         "--exact-data, --gpu-to-gpu, --json and --seed "
+                         "only")
         bad = [d for d in dtypes if d not in EXACT_TAKES]
         if bad:
             parser.error(f"--exact: exact=True takes "
                          f"{', '.join(EXACT_TAKES)}, not {', '.join(bad)}")
-        return _exact(args, dtypes)
+        kinds = list(EXACT_DATA) if args.exact_data is None else [
+            k.strip() for k in args.exact_data.split(",")]
+        if not kinds or len(set(kinds)) < len(kinds) \
+                or any(k not in EXACT_DATA for k in kinds):
+            parser.error(f"--exact-data: expected distinct kinds of "
+                         f"{', '.join(EXACT_DATA)}, got {args.exact_data!r}")
+        return _exact(args, dtypes, kinds)
 
     if args.axis:
         if args.peers or args.host or args.counters or args.methods \

@@ -9,11 +9,11 @@ floor (the read probe over its bytes, timed the same way in the same run).
 
 Every call is timed from Python on :class:`~cudareduce.bench.devices.
 Devices`: ours into a device ``out=`` (the call returns without waiting
-for the device), the harness on the same stream.  The data are normal
-values scaled by powers of two from 2^-8 to 2^8 (2^-10 to 2^-5 for the
-2-byte floats, so that their sums stay in range): of both signs, with
-every bit of the significand in use, as an exact sum meets them.
-``exact`` must give the exact sum's bits, rounded once
+for the device), the harness on the same stream.  Each size is timed on
+three kinds of data (:data:`EXACT_DATA`): normal values, the same spread
+over 17 binades, and values spread over the dtype's exponent range, of
+both signs, every bit of the significand in use: the exact kernels'
+speed depends on the range their windows meet.  ``exact`` must give the exact sum's bits, rounded once
 (:mod:`~cudareduce.bench.exact_reference`); the others its value within
 their rounding bound (2 sqrt(n) units of their accumulator's roundoff
 per |element| summed: a garbage result is caught, a lost element is not;
@@ -44,7 +44,7 @@ from .policy import rotation_buffers
 from .progress import Progress
 from .schema import describe_device, now
 
-__all__ = ["EXACT_DTYPES", "EXACT_SIZES", "EXACT_TAKES",
+__all__ = ["EXACT_DATA", "EXACT_DTYPES", "EXACT_SIZES", "EXACT_TAKES",
            "EXACT_TIMING_METHOD", "GpuToGpu", "exact_data", "format_exact", "run_exact"]
 
 #: The sizes of ``--exact`` unless ``--sizes`` names others: from 2^20,
@@ -54,6 +54,21 @@ EXACT_SIZES = tuple(1 << k for k in range(20, 29, 2))
 #: takes (``exact=True``'s).
 EXACT_DTYPES = ("float32", "float64")
 EXACT_TAKES = ("float16", "bfloat16", "float32", "float64")
+#: The data of ``--exact``, by kind: the significands (standard normal,
+#: or uniform in [1, 2) of random sign) and, for each dtype, the range of
+#: k of the power of two 2^k each is scaled by: ``normal`` as it comes
+#: (the 2-byte floats scaled down so that 2^28 of them sum in range),
+#: ``spread`` over 17 binades, ``wide`` over most of the dtype's exponents
+#: (issue 44's adversarial 1e-300 .. 1e300 for float64; float16's
+#: subnormals), none of whose sums overflows at 2^28 elements.
+EXACT_DATA = {
+    "normal": ("normal", {"float64": (0, 0), "float32": (0, 0),
+                          "float16": (-6, -6), "bfloat16": (-6, -6)}),
+    "spread": ("normal", {"float64": (-8, 8), "float32": (-8, 8),
+                          "float16": (-10, -5), "bfloat16": (-10, -5)}),
+    "wide": ("uniform", {"float64": (-1000, 990), "float32": (-120, 96),
+                         "float16": (-24, -6), "bfloat16": (-120, 96)}),
+}
 #: How the figures are taken, for the document and the report.
 EXACT_TIMING_METHOD = (
     "GPU time as nvbench takes it, from Python: CUDA events around the "
@@ -114,11 +129,15 @@ class GpuToGpu:
         return out
 
 
-def exact_data(rng: np.random.Generator, n: int, dtype: str) -> np.ndarray:
-    """n normal values of `dtype` scaled by random powers of two (see the
-    module docstring)."""
-    low, high = (-8, 9) if numpy_dtype(dtype).itemsize > 2 else (-10, -4)
-    x = rng.standard_normal(n) * np.exp2(rng.integers(low, high, n))
+def exact_data(rng: np.random.Generator, n: int, dtype: str,
+               kind: str = "normal") -> np.ndarray:
+    """n values of `dtype`, of the `kind` of :data:`EXACT_DATA`: normal or
+    uniform significands of random sign, times 2^k for k uniform in the
+    kind's range for the dtype."""
+    base, (low, high) = EXACT_DATA[kind][0], EXACT_DATA[kind][1][dtype]
+    x = rng.standard_normal(n) if base == "normal" \
+        else rng.uniform(1.0, 2.0, n) * rng.choice([-1.0, 1.0], n)
+    x = x * np.exp2(rng.integers(low, high + 1, n))
     if dtype == "bfloat16":
         x = x.astype(np.float32)
     return x.astype(numpy_dtype(dtype))
@@ -192,13 +211,14 @@ def _contenders(devices: Devices, library: str, rows: list, dtype: str,
 # The run
 
 
-def _measure_size(devices: Devices, n: int, dtype: str,
+def _measure_size(devices: Devices, n: int, dtype: str, kind: str,
                   rng: np.random.Generator, info: Mapping[str, Any],
                   harness: GpuToGpu | None, why_no_harness: str,
                   probes: dict[int, dict], bar: Progress) -> list[dict]:
-    """The results of one size of one dtype, every contender's; the probe
-    at its bytes measured first where it is not yet."""
-    a = exact_data(rng, n, dtype)
+    """The results of one size of one dtype and kind of data, every
+    contender's; the probe at its bytes measured first where it is not
+    yet."""
+    a = exact_data(rng, n, dtype, kind)
     reference = _Reference(a, dtype)
     buffers = rotation_buffers(a.nbytes, info["l2_bytes"],
                                info["total_bytes"])
@@ -218,9 +238,10 @@ def _measure_size(devices: Devices, n: int, dtype: str,
             else reference.is_close
         figures = devices.measure(contender, check)
         results.append(make_exact_result(
-            contender.name, dtype, n, floor_cold_us=probe["read_cold_us"],
+            contender.name, dtype, kind, n,
+            floor_cold_us=probe["read_cold_us"],
             floor_batch_us=probe["read_batch_us"], **figures))
-        bar.step(f"{dtype} {short_n(n)} {contender.name}")
+        bar.step(f"{dtype} {kind} {short_n(n)} {contender.name}")
     del rows, contenders
     devices.free()
     return results
@@ -229,6 +250,7 @@ def _measure_size(devices: Devices, n: int, dtype: str,
 def run_exact(dtypes: Iterable[str] = EXACT_DTYPES,
               sizes: Iterable[int] = EXACT_SIZES,
               gpu_to_gpu: str | None = None, progress: bool = True, *,
+              data: Iterable[str] = tuple(EXACT_DATA),
               seed: int | None = None) -> dict:
     """What ``--exact`` measures: at each size of each dtype, the plain
     ``fast`` sum, ``exact=True``, ``cub`` and CUB's gpu_to_gpu reduce,
@@ -247,6 +269,8 @@ def run_exact(dtypes: Iterable[str] = EXACT_DTYPES,
         unavailable, saying so.
     progress : bool
         Show a progress bar over the contenders.
+    data : iterable of str
+        The kinds of data, of :data:`EXACT_DATA` (default all).
     seed : int, optional
         Seed of the random data (default: fresh entropy every run).
 
@@ -266,7 +290,8 @@ def run_exact(dtypes: Iterable[str] = EXACT_DTYPES,
     cudareduce.CudaError
         No usable CUDA device, or a CUDA call failed.
     ValueError
-        A dtype ``exact=True`` does not take, or named twice; a size < 1.
+        A dtype ``exact=True`` does not take, or named twice; a size < 1;
+        an unknown kind of data.
     MemoryError
         Not enough GPU memory for an input.
     """
@@ -277,6 +302,11 @@ def run_exact(dtypes: Iterable[str] = EXACT_DTYPES,
                          f"{EXACT_TAKES}, got {dtypes!r}")
     if not sizes or min(sizes) < 1:
         raise ValueError(f"sizes: expected counts >= 1, got {sizes!r}")
+    kinds = list(data)
+    if not kinds or len(set(kinds)) < len(kinds) \
+            or any(k not in EXACT_DATA for k in kinds):
+        raise ValueError(f"data: expected distinct kinds of "
+                         f"{tuple(EXACT_DATA)}, got {kinds!r}")
     harness = None if gpu_to_gpu is None else GpuToGpu(gpu_to_gpu)
     why_no_harness = ("no harness given (build benchmarks/cub_gpu_to_gpu.cu "
                       "as its header says, then --gpu-to-gpu PATH)")
@@ -286,13 +316,15 @@ def run_exact(dtypes: Iterable[str] = EXACT_DTYPES,
     probes: dict[int, dict] = {}
     rng = np.random.default_rng(seed)
     results: list[dict] = []
-    bar = Progress(len(EXACT_METHODS) * len(sizes) * len(dtypes), progress)
+    bar = Progress(len(EXACT_METHODS) * len(sizes) * len(dtypes)
+                   * len(kinds), progress)
     try:
         for dtype in dtypes:
-            for n in sizes:
-                results += _measure_size(devices, n, dtype, rng, info,
-                                         harness, why_no_harness, probes,
-                                         bar)
+            for kind in kinds:
+                for n in sizes:
+                    results += _measure_size(devices, n, dtype, kind, rng,
+                                             info, harness, why_no_harness,
+                                             probes, bar)
     finally:
         bar.close()
     software = devices.software()
@@ -335,7 +367,8 @@ def _ratio(x: float | None, percent: bool = False) -> str:
 
 
 def format_exact(document: Mapping[str, Any]) -> str:
-    """The ``--exact`` report: per dtype, a row per size with its floor,
+    """The ``--exact`` report: per dtype and kind of data, a row per size
+    with its floor,
     each method's back-to-back µs, exact's share of fast's speed and of
     the floor, and its speed over CUB's gpu_to_gpu; then what was
     unavailable, and why, and what was WRONG."""
@@ -345,10 +378,10 @@ def format_exact(document: Mapping[str, Any]) -> str:
              f"probe over the input's bytes, timed the same way in the same "
              f"run; CUB gpu_to_gpu from CCCL {cccl or '(not run)'}"]
     groups = exact_groups(document["results"])
-    for dtype in dict.fromkeys(key[0] for key in groups):
+    for dtype, kind in dict.fromkeys(key[:2] for key in groups):
         cells = []
-        for (d, n), group in groups.items():
-            if d != dtype:
+        for (d, k, n), group in groups.items():
+            if (d, k) != (dtype, kind):
                 continue
             first = next(iter(group.values()))
             exact = group.get("exact")
@@ -359,11 +392,12 @@ def format_exact(document: Mapping[str, Any]) -> str:
                  "-" if exact is None or exact["pct_floor"] is None
                  else f"{exact['pct_floor']:.0f}%",
                  _ratio(speed_over(group, "exact", "cub_gpu_to_gpu"))])
-        lines += ["", dtype]
+        lines += ["", f"{dtype}, {kind} data"]
         lines += render(["n", "floor µs", *_COLUMNS.values(),
                          "exact / fast speed", "exact % of floor",
                          "exact / gpu_to_gpu"], cells)
     lines += outcome_notes(document["results"], _COLUMNS.get,
-                           lambda r: f"{r['dtype']} {short_n(r['n'])}")
+                           lambda r: f"{r['dtype']} {r['data']} "
+                                     f"{short_n(r['n'])}")
     return "\n".join(lines)
 

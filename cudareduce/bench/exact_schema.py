@@ -13,7 +13,8 @@ A document (``"kind": "exact"``, schema 1) is::
      "floor": {"empty_cold_us": float, "empty_batch_us": float},
      "probes": [{"bytes": int, "read_cold_us": float,
                  "read_batch_us": float}, ...],
-     "results": [{"method": str, "dtype": str, "n": int, "bytes": int,
+     "results": [{"method": str, "dtype": str, "data": str, "n": int,
+                  "bytes": int,
                   "cold_us": float | null, "batch_us": float | null,
                   "batch": int, "reps": int, "gbps": float | null,
                   "floor_cold_us": float, "floor_batch_us": float,
@@ -21,8 +22,10 @@ A document (``"kind": "exact"``, schema 1) is::
                   "correct": bool | null, "unavailable": str | null},
                  ...]}
 
-One result per (method, dtype, n), a whole-array sum of n elements:
-``method`` is one of :data:`EXACT_METHODS`.  ``bytes`` is the input's;
+One result per (method, dtype, data, n), a whole-array sum of n elements
+of a kind of data (:data:`EXACT_DATA_KINDS`, made by
+:func:`cudareduce.bench.exact.exact_data`): ``method`` is one of
+:data:`EXACT_METHODS`.  ``bytes`` is the input's;
 ``gbps`` is bytes over the back-to-back time; the floor of a result is the
 read probe over its bytes, each way (the one element written adds
 nothing); ``pct_floor`` is 100 x ``floor_batch_us`` / ``batch_us``.  ``exact``
@@ -43,7 +46,8 @@ from .schema import (COUNT, OPTIONAL_POSITIVE, POSITIVE, Rules, check_kind,
                      check_part, check_results, checked_probes, is_int,
                      is_kind, is_text)
 
-__all__ = ["EXACT_DOCUMENT_KEYS", "EXACT_KIND", "EXACT_METHODS",
+__all__ = ["EXACT_DATA_KINDS", "EXACT_DOCUMENT_KEYS", "EXACT_KIND",
+           "EXACT_METHODS",
            "EXACT_RESULT_KEYS", "EXACT_SCHEMA", "exact_groups",
            "is_exact_document", "make_exact_result", "speed_over",
            "validate_exact_document"]
@@ -56,11 +60,14 @@ EXACT_SCHEMA = 1
 #: ``fast``), our ``cub`` method (CUB's DeviceReduce::Sum of the toolkit)
 #: and CUB's GPU-to-GPU deterministic reduce (the harness).
 EXACT_METHODS = ("fast", "exact", "cub", "cub_gpu_to_gpu")
+#: The kinds of data (cudareduce.bench.exact.EXACT_DATA's keys, written
+#: out so that documents are read without a build).
+EXACT_DATA_KINDS = ("normal", "spread", "wide")
 #: Keys of the document and of its parts, exactly.
 EXACT_DOCUMENT_KEYS = ("kind", "schema", "cudareduce_version", "date",
                        "device", "software", "timing", "floor", "probes",
                        "results")
-EXACT_RESULT_KEYS = ("method", "dtype", "n", "bytes", "cold_us", "batch_us",
+EXACT_RESULT_KEYS = ("method", "dtype", "data", "n", "bytes", "cold_us", "batch_us",
                      "batch", "reps", "gbps", "floor_cold_us",
                      "floor_batch_us", "pct_floor", "correct", "unavailable")
 #: Relative slack of a derived figure against its formula.
@@ -68,7 +75,7 @@ _SLACK = 1e-6
 _WAYS = ("cold", "batch")
 
 
-def make_exact_result(method: str, dtype: str, n: int, *,
+def make_exact_result(method: str, dtype: str, data: str, n: int, *,
                       floor_cold_us: float, floor_batch_us: float,
                       cold_us: float | None = None,
                       batch_us: float | None = None, batch: int = 0,
@@ -88,7 +95,8 @@ def make_exact_result(method: str, dtype: str, n: int, *,
         correct = None
     nbytes = int(n) * numpy_dtype(dtype).itemsize
     return {
-        "method": str(method), "dtype": str(dtype), "n": int(n),
+        "method": str(method), "dtype": str(dtype), "data": str(data),
+        "n": int(n),
         "bytes": nbytes,
         "cold_us": None if cold_us is None else float(cold_us),
         "batch_us": None if batch_us is None else float(batch_us),
@@ -104,12 +112,13 @@ def make_exact_result(method: str, dtype: str, n: int, *,
 
 
 def exact_groups(results: list[Mapping[str, Any]]
-                 ) -> dict[tuple[str, int], dict[str, Mapping[str, Any]]]:
-    """The results by (dtype, n), in the document's order, each a dict by
-    method."""
-    groups: dict[tuple[str, int], dict[str, Mapping[str, Any]]] = {}
+                 ) -> dict[tuple[str, str, int], dict[str, Mapping[str, Any]]]:
+    """The results by (dtype, data, n), in the document's order, each a
+    dict by method."""
+    groups: dict[tuple[str, str, int], dict[str, Mapping[str, Any]]] = {}
     for r in results:
-        groups.setdefault((r["dtype"], r["n"]), {})[r["method"]] = r
+        groups.setdefault((r["dtype"], r["data"], r["n"]), {})[
+            r["method"]] = r
     return groups
 
 
@@ -148,6 +157,7 @@ _PROBE_RULES: Rules = {"bytes": _AT_LEAST_ONE, "read_cold_us": POSITIVE,
 _RESULT_RULES: Rules = {
     "method": (lambda x: x in EXACT_METHODS, f"one of {EXACT_METHODS}"),
     "dtype": (lambda x: x in DTYPES, f"one of {DTYPES}"),
+    "data": (lambda x: x in EXACT_DATA_KINDS, f"one of {EXACT_DATA_KINDS}"),
     "n": _AT_LEAST_ONE, "bytes": _AT_LEAST_ONE,
     "cold_us": OPTIONAL_POSITIVE, "batch_us": OPTIONAL_POSITIVE,
     "batch": COUNT, "reps": COUNT, "gbps": OPTIONAL_POSITIVE,
@@ -169,7 +179,8 @@ def _check_result(r: Mapping[str, Any],
     """A result's keys, its derived figures and its verdict's rules."""
     check_part(r, _RESULT_RULES, where)
     made = make_exact_result(
-        r["method"], r["dtype"], r["n"], floor_cold_us=r["floor_cold_us"],
+        r["method"], r["dtype"], r["data"], r["n"],
+        floor_cold_us=r["floor_cold_us"],
         floor_batch_us=r["floor_batch_us"], cold_us=r["cold_us"],
         batch_us=r["batch_us"], batch=r["batch"], reps=r["reps"],
         correct=r["correct"], unavailable=r["unavailable"])
@@ -214,7 +225,7 @@ def validate_exact_document(doc: Any) -> None:
     bytes its n's, its floors its probe's read times; an unavailable
     result untimed with ``correct`` null, a WRONG one untimed, a correct
     one timed, its ``gbps`` and ``pct_floor`` those of its times; no
-    (method, dtype, n) twice.
+    (method, dtype, data, n) twice.
 
     Raises
     ------
@@ -227,4 +238,4 @@ def validate_exact_document(doc: Any) -> None:
     check_part(doc["floor"], _FLOOR_RULES, "floor")
     probes = checked_probes(doc, _PROBE_RULES)
     check_results(doc, lambda r, where: _check_result(r, probes, where),
-                  lambda r: (r["method"], r["dtype"], r["n"]))
+                  lambda r: (r["method"], r["dtype"], r["data"], r["n"]))

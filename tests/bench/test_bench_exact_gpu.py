@@ -1,5 +1,5 @@
 """cudareduce.bench.exact on a real GPU: ``run_exact`` at small sizes of
-every dtype exact=True takes, ours checked (exact=True bit for bit), the
+every dtype exact=True takes and every kind of data, ours checked (exact=True bit for bit), the
 document valid, and the command line's ``--exact`` end to end.  (CUB's
 gpu_to_gpu needs the harness, built against CCCL >= 3.1, which the
 toolkit here does not have: its column says so.)
@@ -30,9 +30,9 @@ def test_run_exact_checks_and_times_ours():
     assert doc["device"]["name"] == _cudareduce.device_info()["name"]
     assert doc["cudareduce_version"] == cudareduce.__version__
     groups = exact_groups(doc["results"])
-    assert list(groups) == [(d, n) for d in exact.EXACT_TAKES
-                            for n in SMALL]
-    for (dtype, n), group in groups.items():
+    assert list(groups) == [(d, k, n) for d in exact.EXACT_TAKES
+                            for k in exact.EXACT_DATA for n in SMALL]
+    for group in groups.values():
         assert list(group) == list(EXACT_METHODS)
         for method in ("fast", "exact", "cub"):
             r = group[method]
@@ -43,10 +43,10 @@ def test_run_exact_checks_and_times_ours():
 
 def test_the_command_line_writes_the_document(tmp_path, capsys):
     path = tmp_path / "exact.json"
-    assert cli.main(["--exact", "--sizes", "2^16", "--json",
-                     str(path)]) == 0
+    assert cli.main(["--exact", "--sizes", "2^16", "--exact-data", "wide",
+                     "--json", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "float32" in out and "float64" in out
+    assert "float32, wide data" in out and "float64, wide data" in out
     doc = json.loads(path.read_text())
     validate_exact_document(doc)
     assert all(r["correct"] is not False for r in doc["results"])

@@ -21,7 +21,8 @@ from cudareduce import bench
 from cudareduce.bench import cli, exact
 from cudareduce.bench.exact_reference import (array_sum, exact_sum,
                                               round_exact)
-from cudareduce.bench.exact_schema import (EXACT_METHODS, exact_groups,
+from cudareduce.bench.exact_schema import (EXACT_DATA_KINDS, EXACT_METHODS,
+                                           exact_groups,
                                            speed_over,
                                            validate_exact_document)
 
@@ -56,15 +57,31 @@ def test_array_sum_of_extremes_and_chunks(monkeypatch):
     assert array_sum(y) == exact_sum(y.tolist())
 
 
-def test_data_is_every_bit_of_both_signs_and_sums_in_range():
+@pytest.mark.parametrize("kind", list(exact.EXACT_DATA))
+@pytest.mark.parametrize("dtype", exact.EXACT_TAKES)
+def test_data_of_both_signs_in_its_range_sums_in_range(kind, dtype):
     rng = np.random.default_rng(1)
-    for dtype in exact.EXACT_TAKES:
-        x = exact.exact_data(rng, 1 << 16, dtype).astype(np.float64)
-        assert (x > 0).any() and (x < 0).any()
-        assert len(np.unique(np.abs(x))) > (1 << 15) or dtype in (
-            "float16", "bfloat16")
-        _, overflowed = round_exact(array_sum(x) * (1 << 12), dtype)
-        assert not overflowed, dtype     # 2^28 elements would still fit
+    x = exact.exact_data(rng, 1 << 16, dtype, kind)
+    assert x.dtype.name == dtype
+    x = x.astype(np.float64)
+    assert np.isfinite(x).all() and (x > 0).any() and (x < 0).any()
+    if dtype in ("float32", "float64"):
+        assert len(np.unique(np.abs(x))) > 60000    # every significand bit
+    _, exponents = np.frexp(x[x != 0])
+    low, high = exact.EXACT_DATA[kind][1][dtype]
+    # the normal significands reach a few binades beyond the scale's
+    assert exponents.max() - exponents.min() >= high - low
+    # the sum of 2^28 of them, of random signs, within 16 standard
+    # deviations of 0, is in range
+    top = float(np.max(np.abs(x)))
+    spread = top * math.sqrt(float(np.mean((x / top) ** 2)) * (1 << 28))
+    assert math.isfinite(spread)
+    _, overflowed = round_exact(array_sum(np.float64([16 * spread])), dtype)
+    assert not overflowed
+
+
+def test_the_schema_names_the_kinds_of_data():
+    assert tuple(exact.EXACT_DATA) == EXACT_DATA_KINDS
 
 
 # ---------------------------------------------------------------------------
@@ -75,7 +92,7 @@ def test_the_synthetic_document_is_valid():
     doc = exact_document()
     validate_exact_document(doc)
     validate_exact_document(json.loads(json.dumps(doc)))
-    group = exact_groups(doc["results"])[("float32", 1 << 28)]
+    group = exact_groups(doc["results"])[("float32", "normal", 1 << 28)]
     assert set(group) == set(EXACT_METHODS)
     nbytes = 4 << 28
     assert speed_over(group, "exact", "fast") == pytest.approx(
@@ -112,7 +129,7 @@ def test_breakages_are_named(change, message):
 
 
 def test_an_unavailable_or_wrong_result_has_no_figures():
-    def outcome(method, dtype, n):
+    def outcome(method, dtype, kind, n):
         if method == "cub_gpu_to_gpu":
             return {"unavailable": "no harness", "batch_us": 3.0}
         if method == "cub":
@@ -120,13 +137,13 @@ def test_an_unavailable_or_wrong_result_has_no_figures():
         return None
     doc = exact_document(outcome=outcome)
     validate_exact_document(doc)
-    group = exact_groups(doc["results"])[("float64", 1 << 20)]
+    group = exact_groups(doc["results"])[("float64", "wide", 1 << 20)]
     assert group["cub_gpu_to_gpu"]["correct"] is None
     assert group["cub"]["batch_us"] is None and group["cub"]["batch"] == 0
     assert speed_over(group, "exact", "cub_gpu_to_gpu") is None
     report = exact.format_exact(doc)
     assert "not available: CUB gpu_to_gpu: no harness" in report
-    assert "WRONG: cub on float64 2^20" in report
+    assert "WRONG: cub on float64 wide 2^20" in report
 
 
 def test_the_report_has_a_row_per_size_and_the_ratios():
@@ -134,11 +151,12 @@ def test_the_report_has_a_row_per_size_and_the_ratios():
     report = exact.format_exact(doc)
     assert "CUB gpu_to_gpu from CCCL 3.2.1" in report
     for dtype in ("float32", "float64"):
-        assert f"\n{dtype}\n" in report
+        for kind in ("normal", "wide"):
+            assert f"\n{dtype}, {kind} data\n" in report
     nbytes = 8 << 28
     ratio = method_us("fast", nbytes) / method_us("exact", nbytes)
     row = [line for line in report.splitlines()
-           if line.startswith("2^28")][-1]
+           if line.startswith("2^28")][-2]       # float64, normal data
     assert f"{100 * ratio:.0f}%" in row
     assert f"{method_us('cub_gpu_to_gpu', nbytes) / method_us('exact', nbytes):.2f}×" in row
 
@@ -150,6 +168,7 @@ def test_the_report_has_a_row_per_size_and_the_ratios():
 def test_run_exact_times_each_method_on_the_one_stream(fake_exact_device):
     doc = exact.run_exact(["float32", "float64"], SMALL, "harness.so",
                           progress=False, seed=3)
+    assert {r["data"] for r in doc["results"]} == set(exact.EXACT_DATA)
     validate_exact_document(doc)
     assert doc["software"]["gpu_to_gpu_cccl"] == "3.2.1"
     for r in doc["results"]:
@@ -164,8 +183,9 @@ def test_run_exact_times_each_method_on_the_one_stream(fake_exact_device):
 
 
 def test_without_the_harness_gpu_to_gpu_says_how(fake_exact_device):
-    doc = exact.run_exact(["float32"], [1000], progress=False, seed=3)
-    group = exact_groups(doc["results"])[("float32", 1000)]
+    doc = exact.run_exact(["float32"], [1000], progress=False,
+                          data=["spread"], seed=3)
+    group = exact_groups(doc["results"])[("float32", "spread", 1000)]
     assert "benchmarks/cub_gpu_to_gpu.cu" in group["cub_gpu_to_gpu"][
         "unavailable"]
     assert doc["software"]["gpu_to_gpu_cccl"] is None
@@ -173,8 +193,8 @@ def test_without_the_harness_gpu_to_gpu_says_how(fake_exact_device):
 
 def test_gpu_to_gpu_takes_no_float16(fake_exact_device):
     doc = exact.run_exact(["float16"], [1000], "harness.so",
-                          progress=False, seed=3)
-    group = exact_groups(doc["results"])[("float16", 1000)]
+                          progress=False, data=["wide"], seed=3)
+    group = exact_groups(doc["results"])[("float16", "wide", 1000)]
     assert "float32 and float64 only" in group["cub_gpu_to_gpu"][
         "unavailable"]
     assert group["exact"]["correct"] is True
@@ -186,7 +206,8 @@ def test_a_wrong_answer_is_caught(fake_exact_device, monkeypatch, method):
     # (off in the last bits); the others: off by the sum's magnitude.
     monkeypatch.setattr("cudareduce.sum",
                         fake_sum(fake_exact_device, wrong=method))
-    doc = exact.run_exact(["float32"], [4096], progress=False, seed=3)
+    doc = exact.run_exact(["float32"], [4096], progress=False,
+                          data=["normal"], seed=3)
     validate_exact_document(doc)
     verdicts = {r["method"]: r["correct"] for r in doc["results"]}
     assert verdicts[method] is False
@@ -201,6 +222,8 @@ def test_bad_arguments_are_refused():
         exact.run_exact(["float32", "float32"], [10], progress=False)
     with pytest.raises(ValueError, match="sizes"):
         exact.run_exact(["float32"], [0], progress=False)
+    with pytest.raises(ValueError, match="data"):
+        exact.run_exact(["float32"], [10], progress=False, data=["odd"])
 
 
 def test_a_missing_harness_is_an_os_error(fake_axis_device):
@@ -218,7 +241,9 @@ def test_the_package_exports_run_exact():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--gpu-to-gpu", "x.so"], "--gpu-to-gpu goes with --exact"),
+    (["--gpu-to-gpu", "x.so"], "--gpu-to-gpu and --exact-data go with"),
+    (["--exact-data", "wide"], "--gpu-to-gpu and --exact-data go with"),
+    (["--exact", "--exact-data", "wide,odd"], "--exact-data: expected"),
     (["--exact", "--axis"], "--exact combines with"),
     (["--exact", "--op", "prod"], "--exact combines with"),
     (["--exact", "--n", "2^20"], "--exact combines with"),
@@ -235,8 +260,9 @@ def test_the_command_line_runs_and_writes(fake_exact_device, tmp_path,
                                           capsys):
     path = tmp_path / "exact.json"
     assert cli.main(["--exact", "--sizes", "1000", "--dtype", "float64",
-                     "--gpu-to-gpu", "h.so", "--seed", "1",
-                     "--json", str(path)]) == 0
+                     "--gpu-to-gpu", "h.so", "--seed", "1", "--exact-data",
+                     "wide,normal", "--json", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "Exact sums on" in out and "float64" in out
+    assert "Exact sums on" in out and "float64, wide data" in out
+    assert out.index("wide data") < out.index("normal data")
     validate_exact_document(json.loads(path.read_text()))
