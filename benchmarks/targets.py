@@ -12,13 +12,15 @@ On the GPU machine, from the repository root::
     python benchmarks/targets.py host.json
     python -m cudareduce.bench --axis --json axis.json
     python benchmarks/targets.py axis.json
+    python -m cudareduce.bench --exact --gpu-to-gpu cub_gpu_to_gpu.so --json exact.json
+    python benchmarks/targets.py exact.json
 
 prints each target with the figure it is checked on and whether it is met.
 Exit status 0 when every target is met; 1 when one is missed or has no
 figure (not measured, or WRONG: it cannot be said to be met); 2 when the
 file cannot be read or is not a ladder, ``--counters``, ``--peers``,
-``--host`` or ``--axis`` document (their shapes: :mod:`cudareduce.bench`
-and :func:`cudareduce.bench.counters.collect`).
+``--host``, ``--axis`` or ``--exact`` document (their shapes:
+:mod:`cudareduce.bench` and :func:`cudareduce.bench.counters.collect`).
 
 The targets are the project's, not the library's: the bench reports what it
 measured and the plain ratios; this script holds them to the goals.  GPU
@@ -112,6 +114,19 @@ one run; the floor is the document's, per case: empty kernel + bytes read
   the argmax case), and >= 1.50x each peer (``torch``, ``cupy``,
   ``cupy[cub]``, whatever its function) on that peer's worst case, where
   its share of the floor is least (a peer timed nowhere has no figure).
+
+``--exact`` (issue 44: whole-array sums, GPU times back to back, one
+run), for float32 and float64 (:data:`EXACT_DTYPES`; one the document
+lacks has no figure), on its normal data (:data:`EXACT_TARGET_DATA`; the
+issue states the speed on data of a wider range, which the document
+times too, and does not target it):
+
+- ``exact=True`` at >= 0.90x the plain ``fast`` sum's speed at every size
+  of the document from 2^24 (:data:`EXACT_OVER_FAST`,
+  :data:`EXACT_FAST_FROM`; no size there: no figure);
+- ``exact=True`` >= 1.20x the speed of CUB's gpu_to_gpu deterministic
+  reduce at every size from 2^20 (:data:`EXACT_OVER_GPU_TO_GPU`,
+  :data:`EXACT_GPU_TO_GPU_FROM`; not run: no figure).
 """
 from __future__ import annotations
 
@@ -127,6 +142,9 @@ from cudareduce.bench.axis_schema import (best_peer, case_groups,
                                           is_axis_document, shape_label,
                                           validate_axis_document)
 from cudareduce.bench.counters import DOCUMENT_KEYS as COUNTERS_KEYS
+from cudareduce.bench.exact_schema import (exact_groups, is_exact_document,
+                                           speed_over,
+                                           validate_exact_document)
 from cudareduce.bench.counters import IDEAS, check_ideas
 from cudareduce.bench.host import (HOST_AXES, NUMPY_AXIS_CALLS, NUMPY_CALL,
                                    TORCH_CALL, axis_speed, has_axis_calls,
@@ -143,11 +161,14 @@ from cudareduce.bench.names import (DEFAULT_OP, REFERENCE_METHOD, numpy_dtype,
 from cudareduce.bench.schema import is_int, validate_document
 
 __all__ = ["AXIS_FLOOR_SHARES", "AXIS_OVER_PEERS", "AXIS_OVER_WORST",
-           "AXIS_PEERS", "AXIS_PEER_DTYPE", "CUB_OPS", "FAST_OVER_CUB",
+           "AXIS_PEERS", "AXIS_PEER_DTYPE", "CUB_OPS", "EXACT_DTYPES",
+           "EXACT_FAST_FROM", "EXACT_GPU_TO_GPU_FROM", "EXACT_OVER_FAST",
+           "EXACT_OVER_GPU_TO_GPU", "EXACT_TARGET_DATA", "FAST_OVER_CUB",
            "FIRST_STEP", "FLOOR_FROM", "FLOOR_SHARE", "HOST_AXIS_BIG",
            "HOST_AXIS_BIG_SPEED", "HOST_AXIS_FROM", "HOST_AXIS_SPEED",
            "LADDER_SPEEDUP", "OP_OVER_SUM", "SEVENTH_STEP", "Claim",
-           "Target", "axis_targets", "counters_targets", "format_targets",
+           "Target", "axis_targets", "counters_targets", "exact_targets",
+           "format_targets",
            "host_axis_targets", "host_targets", "ladder_targets", "main",
            "op_targets", "peers_targets", "targets"]
 
@@ -197,6 +218,14 @@ AXIS_FLOOR_SHARES = (
 AXIS_PEER_DTYPE = "float32"
 AXIS_PEERS = ("torch", "cupy", "cupy[cub]")
 AXIS_OVER_PEERS, AXIS_OVER_WORST = 1.0, 1.5
+
+#: ``--exact`` (issue 44): the dtypes held to it; ``exact=True``'s speed
+#: over the plain ``fast`` sum's from EXACT_FAST_FROM elements, and over
+#: CUB's gpu_to_gpu reduce's from EXACT_GPU_TO_GPU_FROM.
+EXACT_DTYPES = ("float32", "float64")
+EXACT_TARGET_DATA = "normal"
+EXACT_OVER_FAST, EXACT_FAST_FROM = 0.90, 1 << 24
+EXACT_OVER_GPU_TO_GPU, EXACT_GPU_TO_GPU_FROM = 1.20, 1 << 20
 
 _HOLDS = {">=": operator.ge, "<=": operator.le}
 
@@ -484,12 +513,36 @@ def _axis_peer_targets(groups: list[Mapping[str, Mapping[str, Any]]],
     return rows
 
 
+def exact_targets(document: Mapping[str, Any]) -> list[Target]:
+    """The targets of an ``--exact`` document, in the order of the module
+    docstring, dtype by dtype."""
+    groups = exact_groups(document["results"])
+    rows = []
+    for dtype in EXACT_DTYPES:
+        sizes = {n: group for (d, data, n), group in groups.items()
+                 if (d, data) == (dtype, EXACT_TARGET_DATA)}
+        for what, other, start, limit in (
+                ("exact / fast", "fast", EXACT_FAST_FROM, EXACT_OVER_FAST),
+                ("exact / CUB gpu_to_gpu", "cub_gpu_to_gpu",
+                 EXACT_GPU_TO_GPU_FROM, EXACT_OVER_GPU_TO_GPU)):
+            where = f"{what} speed, back to back, {dtype} " \
+                f"{EXACT_TARGET_DATA} data"
+            held = [n for n in sizes if n >= start]
+            if not held:
+                rows.append(Target(f"{where} from {short_n(start)}: not "
+                                   f"measured", None, ">=", limit))
+            rows += [Target(f"{where} {short_n(n)}",
+                            speed_over(sizes[n], "exact", other), ">=",
+                            limit) for n in held]
+    return rows
+
+
 def targets(document: Any) -> list[Row]:
     """The targets of a ``--peers``, ``--host``, ``--counters``,
-    ``--axis`` or ladder document, told apart by their keys (an ``--axis``
-    document by its ``kind``; it is checked by
-    :func:`~cudareduce.bench.axis_schema.validate_axis_document`, a ladder
-    document by :func:`~cudareduce.bench.schema.validate_document`).
+    ``--axis``, ``--exact`` or ladder document, told apart by their keys
+    (an ``--axis`` or ``--exact`` document by its ``kind``; each is
+    checked by its validator, a ladder document by
+    :func:`~cudareduce.bench.schema.validate_document`).
 
     Raises
     ------
@@ -501,6 +554,9 @@ def targets(document: Any) -> list[Row]:
     if is_axis_document(document):
         validate_axis_document(document)
         return axis_targets(document)
+    if is_exact_document(document):
+        validate_exact_document(document)
+        return exact_targets(document)
     if keys - {"dtypes"} == {"results", "latency_us"}:
         validate_document(document["results"])
         comparison_dtypes(document)     # a malformed "dtypes" raises
@@ -516,8 +572,8 @@ def targets(document: Any) -> list[Row]:
     if "results" in keys:
         validate_document(document)
         return ladder_targets(document)
-    raise ValueError("not a ladder, --counters, --peers, --host or --axis "
-                     "document of cudareduce.bench")
+    raise ValueError("not a ladder, --counters, --peers, --host, --axis or "
+                     "--exact document of cudareduce.bench")
 
 
 def _cells(row: Row) -> list[str]:
@@ -542,10 +598,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python benchmarks/targets.py",
         description="Check the project's targets on a document written by "
                     "python -m cudareduce.bench --json (or --counters, "
-                    "--peers, --host or --axis with --json).")
+                    "--peers, --host, --axis or --exact with --json).")
     parser.add_argument("document", metavar="JSON",
-                        help="the ladder, --counters, --peers, --host or "
-                             "--axis document")
+                        help="the ladder, --counters, --peers, --host, "
+                             "--axis or --exact document")
     args = parser.parse_args(argv)
     try:
         with open(args.document, encoding="utf-8") as f:

@@ -230,8 +230,13 @@ cr_request_check(const cr_request *request, cr_route *route, cr_error *error)
     if (status == CR_OK) {
         status = route_request(request, route, error);
     }
-    return status == CR_OK && request->exact
-        ? cr_exact_check(request, error) : status;
+    if (status == CR_OK && request->exact) {
+        /* An exact sum adds the elements as NumPy's loop takes them:
+         * staged as `reduced` wherever that is not their type. */
+        status = cr_exact_check(request, error);
+        route->staged = request->reduced;
+    }
+    return status;
 }
 
 extern "C" cr_status

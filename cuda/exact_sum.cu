@@ -3,7 +3,6 @@
 #include "check.cuh"
 #include "exact_sum.cuh"
 #include "kernels/exact.cuh"
-#include "gather.cuh"
 #include "memory/pool.cuh"
 #include "store.cuh"
 
@@ -57,7 +56,8 @@ done:
 }
 
 /* The grid: a thread a 16-byte vector up to the blocks the device holds
- * at once, and at least enough blocks that none reads more than
+ * at once (CR_EXACT_BLOCKS_PER_SM, which the kernel's launch bounds
+ * promise), and at least enough blocks that none reads more than
  * CR_EXACT_BLOCK_ELEMENTS (kernels/exact.cuh: its limbs' bound). */
 template <class T, bool SKIP_NAN>
 static cr_status
@@ -65,17 +65,15 @@ launch_add(cr_exact_sum *s, const void *in, int64_t n, cudaStream_t stream,
            cr_error *error)
 {
     cr_status status = CR_OK;
-    int device = 0, sm_count = 0, per_sm = 0;
+    int device = 0, sm_count = 0;
     const int64_t vectors = n / (16 / (int64_t)sizeof(T)) + 1;
     int64_t blocks;
     CR_CHECK(cudaGetDevice(&device));
     CR_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount,
                                     device));
-    CR_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, exact_sum_kernel<T, SKIP_NAN>, CR_EXACT_THREADS, 0));
     blocks = (vectors + CR_EXACT_THREADS - 1) / CR_EXACT_THREADS;
-    if (blocks > (int64_t)sm_count * per_sm) {
-        blocks = (int64_t)sm_count * per_sm;
+    if (blocks > (int64_t)sm_count * CR_EXACT_BLOCKS_PER_SM) {
+        blocks = (int64_t)sm_count * CR_EXACT_BLOCKS_PER_SM;
     }
     if (blocks < (n + CR_EXACT_BLOCK_ELEMENTS - 1) / CR_EXACT_BLOCK_ELEMENTS) {
         blocks = (n + CR_EXACT_BLOCK_ELEMENTS - 1) / CR_EXACT_BLOCK_ELEMENTS;
@@ -129,56 +127,49 @@ launch_finish(const cr_exact_state *state, cr_exact_format format,
 }
 
 cr_status
-cr_exact_finish(cr_exact_sum *s, cr_type result, int divide, int counted,
-                int64_t n, cudaStream_t stream, cr_error *error)
+cr_exact_finish(cr_exact_sum *s, const cr_request *request,
+                cudaStream_t stream, void *result, cr_error *error)
 {
     cr_status status = CR_OK;
+    const cr_type type = request->result;
     const cr_exact_format format =
-        result == CR_TYPE_FLOAT64   ? CR_EXACT_FLOAT64
-        : result == CR_TYPE_FLOAT32 ? CR_EXACT_FLOAT32
-        : result == CR_TYPE_FLOAT16 ? CR_EXACT_FLOAT16
-                                    : CR_EXACT_BFLOAT16;
+        type == CR_TYPE_FLOAT64   ? CR_EXACT_FLOAT64
+        : type == CR_TYPE_FLOAT32 ? CR_EXACT_FLOAT32
+        : type == CR_TYPE_FLOAT16 ? CR_EXACT_FLOAT16
+                                  : CR_EXACT_BFLOAT16;
     const cr_exact_state *state =
         static_cast<const cr_exact_state *>(s->scratch);
+    const int counted = cr_op_counts(request->op);
+    /* nanmean's count comes first (cr_counted_result), then the value. */
+    const size_t value_at = counted ? sizeof(int64_t) : 0;
+    cr_request finished = *request;
     if (counted) {
-        launch_finish<true, true>(state, format, n, s->device_result,
-                                  stream);
+        launch_finish<true, true>(state, format, request->n,
+                                  s->device_result, stream);
     }
-    else if (divide) {
-        launch_finish<true, false>(state, format, n, s->device_result,
-                                   stream);
+    else if (request->divide_by_n) {
+        launch_finish<true, false>(state, format, request->n,
+                                   s->device_result, stream);
     }
     else {
-        launch_finish<false, false>(state, format, n, s->device_result,
-                                    stream);
+        launch_finish<false, false>(state, format, request->n,
+                                    s->device_result, stream);
     }
     CR_CHECK(cudaGetLastError());
-done:
-    return status;
-}
-
-cr_status
-cr_exact_deliver(const cr_exact_sum *s, const cr_request *request,
-                 cudaStream_t stream, void *result, cr_error *error)
-{
-    cr_status status = CR_OK;
-    const int counted = cr_op_counts(request->op);
-    cr_request finished = *request;
     if (request->out == NULL) {
         CR_CHECK(cudaMemcpyAsync(result, s->device_result,
-                                 (counted ? sizeof(int64_t) : 0)
-                                     + cr_type_size(request->result),
+                                 value_at + cr_type_size(type),
                                  cudaMemcpyDeviceToHost, stream));
         CR_CHECK(cudaStreamSynchronize(stream));
         goto done;
     }
     /* The value is the result already: stored as it is. */
     finished.op = CR_OP_SUM;
-    finished.acc = finished.reduced = request->result;
+    finished.acc = finished.reduced = type;
     finished.divide_by_n = 0;
     status = cr_store_result(&finished,
                              static_cast<const char *>(s->device_result)
-                                 + (counted ? sizeof(int64_t) : 0),
+                                 + value_at,
                              NULL, stream, error);
 done:
     return status;
@@ -191,52 +182,4 @@ cr_exact_close(cr_exact_sum *s, cudaStream_t stream)
         (void)cudaFreeAsync(s->scratch, stream);
         s->scratch = NULL;
     }
-}
-
-cr_status
-cr_reduce_exact(const cr_request *request, const cr_nan_rule *nan,
-                cudaStream_t stream, int capturing, void *result,
-                cr_error *error)
-{
-    cr_status status = CR_OK;
-    const unsigned char *in = static_cast<const unsigned char *>(
-        cr_layout_start(request->data, request->layout));
-    const int gather = request->layout != NULL
-        && !request->layout->contiguous;
-    void *input_buffer = NULL;
-    cr_exact_sum s = {};
-
-    status = cr_exact_open(&s, stream, capturing, error);
-    if (status != CR_OK) {
-        goto done;
-    }
-    if (gather || request->reduced != request->type) {
-        CR_POOL_MALLOC(&input_buffer,
-                       (size_t)request->n * cr_type_size(request->reduced),
-                       stream, capturing);
-        status = cr_gather(in, gather ? request->layout : NULL, request->n,
-                           request->type, request->reduced, nan,
-                           input_buffer, stream, error);
-        if (status != CR_OK) {
-            goto done;
-        }
-        in = static_cast<const unsigned char *>(input_buffer);
-    }
-    status = cr_exact_add(&s, in, request->n, request->reduced,
-                          cr_op_skips_nan(request->op), stream, error);
-    if (status == CR_OK) {
-        status = cr_exact_finish(&s, request->result, request->divide_by_n,
-                                 cr_op_counts(request->op), request->n,
-                                 stream, error);
-    }
-    if (status == CR_OK) {
-        status = cr_exact_deliver(&s, request, stream, result, error);
-    }
-
-done:
-    if (input_buffer != NULL) {
-        (void)cudaFreeAsync(input_buffer, stream);
-    }
-    cr_exact_close(&s, stream);
-    return status;
 }

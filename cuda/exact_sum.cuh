@@ -9,7 +9,6 @@
 #include <cuda_runtime.h>
 
 #include "cudareduce.h"
-#include "gather.cuh"
 
 typedef struct {
     void *scratch;      /* the state (kernels/exact.cuh), then the result */
@@ -24,15 +23,6 @@ typedef struct {
  * (`result`). */
 cr_status cr_exact_check(const cr_request *request, cr_error *error);
 
-/* cr_reduce's exact sum of device data (cudareduce.h: `exact`): the
- * elements cast first to `reduced` where that is not their type, or
- * gathered where
- * strided (NaNs as `nan` says), into a contiguous buffer; the result to
- * the host at `result`, or stored into request->out. */
-cr_status cr_reduce_exact(const cr_request *request, const cr_nan_rule *nan,
-                          cudaStream_t stream, int capturing, void *result,
-                          cr_error *error);
-
 /* Takes stream-ordered scratch for the state and the result, zeroed. */
 cr_status cr_exact_open(cr_exact_sum *s, cudaStream_t stream, int capturing,
                         cr_error *error);
@@ -44,20 +34,15 @@ cr_status cr_exact_add(cr_exact_sum *s, const void *in, int64_t n,
                        cr_type type, int skip_nan, cudaStream_t stream,
                        cr_error *error);
 
-/* Queues the rounding of the sum into s->device_result as a value of
- * `result`: the sum, or with divide the sum over the count of the n
- * elements added (less the NaNs skipped), rounded once; with counted
- * that count first, as cr_counted_result lays them out (nanmean's). */
-cr_status cr_exact_finish(cr_exact_sum *s, cr_type result, int divide,
-                          int counted, int64_t n, cudaStream_t stream,
-                          cr_error *error);
-
-/* The finished sum of `request` to the host at `result` (as cr_reduce
- * gives it: the value, or nanmean's count and value), or stored into
+/* Rounds the sum of `request`'s elements once into request->result (a
+ * mean, request->divide_by_n, the sum over the count of the n elements
+ * added less the NaNs skipped) and delivers it as cr_reduce does: to the
+ * host at `result` (the value, or nanmean's count and value, as
+ * cr_counted_result lays them out), waited for; or stored into
  * request->out as it is, on `stream`. */
-cr_status cr_exact_deliver(const cr_exact_sum *s, const cr_request *request,
-                           cudaStream_t stream, void *result,
-                           cr_error *error);
+cr_status cr_exact_finish(cr_exact_sum *s, const cr_request *request,
+                          cudaStream_t stream, void *result,
+                          cr_error *error);
 
 /* Frees the scratch after the stream's work (best effort). */
 void cr_exact_close(cr_exact_sum *s, cudaStream_t stream);

@@ -178,6 +178,7 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
     const unsigned char *in = NULL;
     void *input_buffer = NULL;
     cr_reducer r = {};
+    cr_exact_sum exact = {};
 
     stage = gather || route.staged != request->type;
     if (request->rows != NULL) {
@@ -214,15 +215,6 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
             return status;
         }
     }
-    if (request->exact && request->location == CR_DEVICE) {
-        status = cr_reduce_exact(request, &route.nan, stream, capturing,
-                                 result, error);
-        if (status != CR_OK) {
-            /* A failed call leaves no error for the next one to find. */
-            (void)cudaGetLastError();
-        }
-        return status;
-    }
     if (request->location == CR_HOST) {
         /* Measured on an H100: through the ring even 4 KiB take less time
          * than one copy from pageable memory.  (An exact sum's result is
@@ -237,8 +229,10 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
         }
         return status;
     }
-    status = cr_reducer_open(&r, request, route.entry, request->out != NULL,
-                             stream, capturing, error);
+    status = request->exact
+        ? cr_exact_open(&exact, stream, capturing, error)
+        : cr_reducer_open(&r, request, route.entry, request->out != NULL,
+                          stream, capturing, error);
     if (status != CR_OK) {
         goto done;
     }
@@ -253,6 +247,16 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
         if (status != CR_OK) {
             goto done;
         }
+    }
+    if (request->exact) {
+        status = cr_exact_add(&exact, stage ? input_buffer : in, request->n,
+                              route.staged, cr_op_skips_nan(request->op),
+                              stream, error);
+        if (status == CR_OK) {
+            status = cr_exact_finish(&exact, request, stream, result,
+                                     error);
+        }
+        goto done;
     }
     if (request->out == NULL) {
         status = cr_reducer_launch(&r, stage ? input_buffer : in,
@@ -280,6 +284,7 @@ done:
         (void)cudaFreeAsync(input_buffer, stream);
     }
     cr_reducer_close(&r, stream, status == CR_OK);
+    cr_exact_close(&exact, stream);
     if (status != CR_OK) {
         (void)cudaGetLastError();
     }

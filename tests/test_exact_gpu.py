@@ -1,7 +1,7 @@
 """Exact sums (issue 44, ``exact=True``) on the GPU.
 
 Every result is held bit for bit to the exact sum of the elements rounded
-once (``support.exact_reference``: Python integers and fractions, and
+once (``cudareduce.bench.exact_reference``: Python integers and fractions, and
 ``math.fsum`` for float64), never to a tolerance:
 
 - float64 equals ``math.fsum``; float32, float16 and bfloat16 the
@@ -14,8 +14,8 @@ once (``support.exact_reference``: Python integers and fractions, and
   overflow to infinity with NumPy's warning, and an overflow on the way
   that the exact sum does not make;
 - the same bits for every order of the elements (permutations), layout,
-  input kind (NumPy through the host ring, CuPy, PyTorch on its current
-  stream), and threads= given;
+  input kind (NumPy through the host ring, CuPy, CuPy under ``with
+  stream:``, PyTorch on its current stream), and threads= given;
 - dtype= (elements cast first), nansum (NaNs skipped), mean (the exact
   sum over n, rounded once), nanmean (over the count of the numbers; none:
   NaN with NumPy's warning), out= (NumPy, CuPy, a CUDA graph).
@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import cudareduce
-from support.exact_reference import (array_sum, infinity_bits, nan_bits,
+from cudareduce.bench.exact_reference import (array_sum, infinity_bits, nan_bits,
                                      round_exact)
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -122,6 +122,18 @@ def test_order_does_not_matter(rng, cupy, dtype):
     every_third = device[1::3]
     assert bits_of(cudareduce.sum(every_third, exact=True), fmt) \
         == want(x[1::3], fmt)
+
+
+def test_cupy_with_stream(rng, cupy):
+    """CuPy's ``with stream:``, no stream= given: the call is queued on
+    that stream, behind the copy made there, into a device out."""
+    x = random_data(rng, 2 ** 20 + 3, np.float32)
+    with cupy.cuda.Stream(non_blocking=True) as stream:
+        device = cupy.asarray(x)
+        out = cupy.zeros((), cupy.float32)
+        cudareduce.sum(device, out=out, exact=True)
+        stream.synchronize()
+    assert bits_of(out.get(), "float32") == want(x, "float32")
 
 
 def test_torch_on_its_current_stream(rng, torch):

@@ -10,7 +10,7 @@ taking a strided share and flushing into its own accumulator, merged last
 float16 and bfloat16 with its overflow flag.  All five must be the bits of
 the exact sum rounded once to nearest even, the same for every order,
 chunking and number of threads: math.fsum for float64 where it does not
-overflow, else the exact fractions of support/exact_reference.py, whose
+overflow, else the exact fractions of cudareduce/bench/exact_reference.py, whose
 rounding is held to fsum and to NumPy's own correctly rounded casts
 (test_reference_*).  The program also checks its capacity (2^62 times the
 largest double) itself, and says what the one window did (its flushes at
@@ -36,7 +36,7 @@ import numpy as np
 import pytest
 
 from support.c_build import c_compiler
-from support.exact_reference import (FORMATS, TINIEST, binade, exact_sum,
+from cudareduce.bench.exact_reference import (FORMATS, TINIEST, binade, exact_sum,
                                      expected, infinity_bits, limits,
                                      nan_bits, round_exact, value_of)
 
@@ -61,7 +61,8 @@ def program(tmp_path_factory):
     path = tmp_path_factory.mktemp("kulisch") / "kulisch_check"
     built = subprocess.run(
         [c_compiler(), "-std=gnu11", "-O2", "-Wall", "-Werror", *INCLUDES,
-         str(SOURCE), "-o", str(path)], capture_output=True, text=True)
+         str(SOURCE), "-o", str(path), "-lm"], capture_output=True,
+        text=True)
     assert built.returncode == 0, built.stderr
     return path
 

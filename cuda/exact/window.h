@@ -70,6 +70,7 @@
 #ifndef CUDAREDUCE_EXACT_WINDOW_H
 #define CUDAREDUCE_EXACT_WINDOW_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -112,21 +113,34 @@ typedef struct {
     uint32_t count;
 } cr_window64;
 
+/* An empty window at `base`: no addition in it. */
+CR_HD static inline void
+cr_window32_empty(cr_window32 *w, int32_t base)
+{
+    w->sum = 0;
+    w->base = base;
+    w->count = 0;
+}
+
+CR_HD static inline void
+cr_window64_empty(cr_window64 *w, int32_t base)
+{
+    w->low = w->high = 0;
+    w->base = base;
+    w->count = 0;
+}
+
 /* A window no element is in: the first re-bases it, as one above. */
 CR_HD static inline void
 cr_window32_clear(cr_window32 *w)
 {
-    w->sum = 0;
-    w->base = -CR_WINDOW_SPAN;
-    w->count = 0;
+    cr_window32_empty(w, -CR_WINDOW_SPAN);
 }
 
 CR_HD static inline void
 cr_window64_clear(cr_window64 *w)
 {
-    w->low = w->high = 0;
-    w->base = -CR_WINDOW_SPAN;
-    w->count = 0;
+    cr_window64_empty(w, -CR_WINDOW_SPAN);
 }
 
 /* The rare path's decision for a finite nonzero element of exponent e
@@ -177,6 +191,45 @@ cr_window64_put(cr_window64 *w, uint64_t m, uint32_t d, uint32_t mask)
     w->count++;
 }
 
+/* The common path by the float units, the kernels' form of put
+ * (kernels/exact.cuh), for an element x of the span (finite, normal,
+ * base <= e <= base + 31): the same integer, m 2^(e - base) window units
+ * with x's sign.  Adding (150 - base) to a float32's exponent field (e +
+ * 150 - base: 150 .. 181, a normal float, the sign untouched) makes the
+ * float of that integer, below 2^55, which converts to 64 bits exactly:
+ * an add and a convert where the shifts take 8 integer instructions. */
+CR_HD static inline int64_t
+cr_window32_units(const cr_window32 *w, float x)
+{
+    uint32_t bits;
+    float scaled;
+    memcpy(&bits, &x, sizeof(bits));
+    bits += (uint32_t)(150 - w->base) << 23;
+    memcpy(&scaled, &bits, sizeof(scaled));
+    return (int64_t)scaled;
+}
+
+/* Float64's: V = m 2^(e - base) window units, below 2^84, in the
+ * window's two words, *high = floor(V / 2^32) and *low the rest (0 ..
+ * 2^32 - 1), as cr_window64_put splits it.  Adding (1043 - base) to the
+ * exponent field (e + 1043 - base: 1043 .. 1074) makes the double t = V
+ * / 2^32; floor(t) is the high part (below 2^52: exact as an integer),
+ * and (t - floor(t)) 2^32 the low part (exact: t has at most 32 bits
+ * below its point, and the rest is a fraction times a power of two). */
+CR_HD static inline void
+cr_window64_units(const cr_window64 *w, double x, uint64_t *low,
+                  int64_t *high)
+{
+    uint64_t bits;
+    double t;
+    memcpy(&bits, &x, sizeof(bits));
+    bits += (uint64_t)(1043 - w->base) << 52;
+    memcpy(&t, &bits, sizeof(t));
+    const double whole = floor(t);
+    *high = (int64_t)whole;
+    *low = (uint32_t)((t - whole) * 4294967296.0);
+}
+
 /* The window's integer as 32-bit limbs (least significant first, two's
  * complement, the sign bit 31 of the last), and the exact accumulator's
  * bit of its bit 0: what a flush adds (cr_kulisch_add_limbs here, the
@@ -209,8 +262,7 @@ cr_window32_flush(cr_window32 *w, cr_kulisch *acc)
         uint32_t value[2];
         const int at = cr_window32_limbs(w, value);
         cr_kulisch_add_limbs(acc, at, value, 2);
-        w->sum = 0;
-        w->count = 0;
+        cr_window32_empty(w, w->base);
     }
 }
 
@@ -221,8 +273,7 @@ cr_window64_flush(cr_window64 *w, cr_kulisch *acc)
         uint32_t value[3];
         const int at = cr_window64_limbs(w, value);
         cr_kulisch_add_limbs(acc, at, value, 3);
-        w->low = w->high = 0;
-        w->count = 0;
+        cr_window64_empty(w, w->base);
     }
 }
 
@@ -249,9 +300,7 @@ cr_window32_add_rare(cr_window32 *w, cr_specials *specials, float x,
                              CR_WINDOW32_EMAX)) {
         evict = w->count != 0;
         *evicted = *w;
-        w->sum = 0;
-        w->count = 0;
-        w->base = base;
+        cr_window32_empty(w, base);
     }
     cr_window32_put(w, (bits & 0x7fffff) | (uint32_t)(field != 0) << 23,
                     (uint32_t)(e - base), (uint32_t)((int32_t)bits >> 31));
@@ -275,9 +324,7 @@ cr_window64_add_rare(cr_window64 *w, cr_specials *specials, double x,
                              CR_WINDOW64_EMAX)) {
         evict = w->count != 0;
         *evicted = *w;
-        w->low = w->high = 0;
-        w->count = 0;
-        w->base = base;
+        cr_window64_empty(w, base);
     }
     cr_window64_put(w, (bits & ((UINT64_C(1) << 52) - 1))
                        | (uint64_t)(field != 0) << 52,

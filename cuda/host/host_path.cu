@@ -51,10 +51,7 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
     cr_reducer chunk_reducer = {}, tail_reducer = {};
     unsigned char *partials = NULL;
     void *cast_buffer = NULL;
-    /* An exact sum adds the elements as NumPy's loop takes them. */
-    const cr_type staged = request->exact ? request->reduced
-                                          : route->staged;
-    const int casts = staged != request->type;
+    const int casts = route->staged != request->type;
     cr_exact_sum exact = {};
     /* cr_reduce refuses host data on a stream that is capturing. */
     const int capturing = 0;
@@ -106,7 +103,7 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
          * cast: one buffer serves them all. */
         CR_POOL_MALLOC(&cast_buffer,
                        (size_t)(chunks > 1 ? chunk : tail)
-                           * cr_type_size(staged),
+                           * cr_type_size(route->staged),
                        stream, capturing);
     }
     for (int64_t k = 0; k < chunks; k++) {
@@ -131,16 +128,17 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
         CR_CHECK(cudaEventRecord(ring->copied[slot], ring->copy_stream));
         CR_CHECK(cudaStreamWaitEvent(stream, ring->copied[slot], 0));
         if (casts) {
-            status = cr_gather(buffer, NULL, count, request->type, staged,
-                               &route->nan, cast_buffer, stream, error);
+            status = cr_gather(buffer, NULL, count, request->type,
+                               route->staged, &route->nan, cast_buffer,
+                               stream, error);
             if (status != CR_OK) {
                 goto done;
             }
         }
         status = request->exact
             ? cr_exact_add(&exact, casts ? cast_buffer : buffer, count,
-                           staged, cr_op_skips_nan(request->op), stream,
-                           error)
+                           route->staged, cr_op_skips_nan(request->op),
+                           stream, error)
             : cr_reducer_launch(r, casts ? cast_buffer : buffer, count,
                                 chunks > 1 ? partials + k * acc_size
                                            : NULL,
@@ -158,14 +156,7 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
     }
     if (request->exact) {
         /* To the host, or into a device out. */
-        status = cr_exact_finish(&exact, request->result,
-                                 request->divide_by_n,
-                                 cr_op_counts(request->op), request->n,
-                                 stream, error);
-        if (status == CR_OK) {
-            status = cr_exact_deliver(&exact, request, stream, result,
-                                      error);
-        }
+        status = cr_exact_finish(&exact, request, stream, result, error);
         if (status != CR_OK) {
             goto done;
         }

@@ -83,18 +83,6 @@ struct exact_traits<__nv_bfloat16> {
     }
 };
 
-__device__ __forceinline__ void
-window_clear(cr_window32 *w)
-{
-    cr_window32_clear(w);
-}
-
-__device__ __forceinline__ void
-window_clear(cr_window64 *w)
-{
-    cr_window64_clear(w);
-}
-
 __device__ __forceinline__ int
 window_add(cr_window32 *w, cr_specials *specials, float x,
            cr_window32 *evicted)
@@ -121,96 +109,95 @@ window_limbs(const cr_window64 *w, uint32_t *value)
     return cr_window64_limbs(w, value);
 }
 
+/* An empty window at `base` (window.h's). */
 __device__ __forceinline__ void
-window_empty(cr_window32 *w)
+window_empty(cr_window32 *w, int32_t base)
 {
-    w->sum = 0;
-    w->count = 0;
+    cr_window32_empty(w, base);
 }
 
 __device__ __forceinline__ void
-window_empty(cr_window64 *w)
+window_empty(cr_window64 *w, int32_t base)
 {
-    w->low = w->high = 0;
-    w->count = 0;
+    cr_window64_empty(w, base);
+}
+
+/* What the window of an element type X keeps of its elements: the word
+ * that holds an element's sign and exponent field (a float32's only
+ * word, a float64's high one) and the field's first bit in it; the
+ * largest finite exponent; the additions between flushes. */
+__device__ __forceinline__ uint32_t
+top_word(float x)
+{
+    return __float_as_uint(x);
+}
+
+__device__ __forceinline__ uint32_t
+top_word(double x)
+{
+    return (uint32_t)__double2hiint(x);
+}
+
+template <class X>
+inline constexpr int field_at = sizeof(X) == sizeof(float) ? 23 : 20;
+template <class X>
+inline constexpr int32_t exponent_max =
+    sizeof(X) == sizeof(float) ? CR_WINDOW32_EMAX : CR_WINDOW64_EMAX;
+template <class W>
+inline constexpr int window_adds =
+    sizeof(W) == sizeof(cr_window32) ? CR_WINDOW32_ADDS : CR_WINDOW64_ADDS;
+
+/* An element's biased exponent field. */
+template <class X>
+__device__ __forceinline__ int32_t
+exponent_of(X x)
+{
+    return (int32_t)(top_word(x) >> field_at<X> & (exponent_max<X> + 1));
+}
+
+/* An element of the span into the window by the float units (window.h's
+ * cr_window32_units, cr_window64_units: the integer put's values, by an
+ * exponent add and converts), its count left to the caller. */
+__device__ __forceinline__ void
+put_units(cr_window32 &w, float x)
+{
+    w.sum += (uint64_t)cr_window32_units(&w, x);
+}
+
+__device__ __forceinline__ void
+put_units(cr_window64 &w, double x)
+{
+    uint64_t low;
+    int64_t high;
+    cr_window64_units(&w, x, &low, &high);
+    w.low += low;
+    w.high += (uint64_t)high;
 }
 
 /* The common path of a whole vector: where every element lies in the
  * window's span (no NaN, infinity, zero or subnormal does) and the count
- * has room for all, each is put in and true is returned; else nothing
- * is, and the caller adds them one by one (window.h's rare path among
- * them).  One test for the vector, not one an element.
- *
- * Float32's elements go in by the float unit, not as window.h's put
- * shifts them: an element of exponent e in the span, base <= e <= base
- * + 31, is m 2^(e - base) window units, and adding (150 - base) to its
- * exponent field (e + 150 - base: 150 .. 181, a normal float, the sign
- * untouched) makes the float of that value, an integer below 2^55 that
- * F2I converts to 64 bits exactly: an add and a convert an element where
- * the shifts took 8 integer instructions.  The test: |x|'s bits less
- * base's exponent field, unsigned, below 32 exponents' worth (2^28) for
- * every element, so their OR is too. */
-template <int VEC>
+ * has room for all, each is put in by the float units and true is
+ * returned; else nothing is, and the caller adds them one by one
+ * (window.h's rare path among them).  One test for the vector, not one
+ * an element: |x|'s top word less base's exponent field, unsigned, below
+ * 32 exponents' worth for every element, so their OR is too. */
+template <int VEC, class W, class X>
 __device__ __forceinline__ bool
-put_common(cr_window32 &w, const float (&x)[VEC])
+put_common(W &w, const X (&x)[VEC])
 {
-    const uint32_t floor = (uint32_t)w.base << 23;
+    const uint32_t floor_bits = (uint32_t)w.base << field_at<X>;
     uint32_t offsets = 0;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        offsets |= (__float_as_uint(x[j]) & 0x7fffffffu) - floor;
+        offsets |= (top_word(x[j]) & 0x7fffffffu) - floor_bits;
     }
-    if (offsets >= (uint32_t)CR_WINDOW_SPAN << 23
-        || w.count > CR_WINDOW32_ADDS - VEC) {
+    if (offsets >= (uint32_t)CR_WINDOW_SPAN << field_at<X>
+        || w.count > (uint32_t)(window_adds<W> - VEC)) {
         return false;
     }
-    const uint32_t scale = (uint32_t)(150 - w.base) << 23;
-    long long total = 0;
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        total += __float2ll_rz(
-            __uint_as_float(__float_as_uint(x[j]) + scale));
-    }
-    w.sum += (uint64_t)total;
-    w.count += VEC;
-    return true;
-}
-
-/* Float64's likewise: an element of exponent e in the span is V = m
- * 2^(e - base) window units, below 2^84, which the window keeps as
- * floor(V / 2^32) in `high` and the rest, 0 .. 2^32 - 1, in `low`.
- * Adding (1043 - base) to the exponent field (e + 1043 - base: 1043 ..
- * 1074, the sign untouched) makes the double t = V / 2^32; floor(t) is
- * the high part, converted exactly (below 2^52), and (t - floor(t)) 2^32
- * the low part (both steps exact: t's bits below its point are at most
- * 32, its fraction times a power of two).  11 instructions an element
- * (the float64 unit's floor, subtract and multiply, two converts, the
- * two 64-bit adds, the exponent's add and test) where the shifts took
- * 20. */
-template <int VEC>
-__device__ __forceinline__ bool
-put_common(cr_window64 &w, const double (&x)[VEC])
-{
-    const uint32_t floor_bits = (uint32_t)w.base << 20;
-    uint32_t offsets = 0;
-#pragma unroll
-    for (int j = 0; j < VEC; j++) {
-        offsets |= ((uint32_t)__double2hiint(x[j]) & 0x7fffffffu)
-                   - floor_bits;
-    }
-    if (offsets >= (uint32_t)CR_WINDOW_SPAN << 20
-        || w.count > CR_WINDOW64_ADDS - VEC) {
-        return false;
-    }
-    const uint32_t scale = (uint32_t)(1043 - w.base) << 20;
-#pragma unroll
-    for (int j = 0; j < VEC; j++) {
-        const double t = __hiloint2double(
-            (int)((uint32_t)__double2hiint(x[j]) + scale),
-            __double2loint(x[j]));
-        const double high = floor(t);
-        w.high += (uint64_t)__double2ll_rz(high);
-        w.low += __double2uint_rz((t - high) * 4294967296.0);
+        put_units(w, x[j]);
     }
     w.count += VEC;
     return true;
@@ -227,7 +214,41 @@ put_vector(W &w, const T (&v)[VEC])
     for (int j = 0; j < VEC; j++) {
         x[j] = traits::value(v[j]);
     }
-    return put_common<VEC>(w, x);
+    return put_common(w, x);
+}
+
+/* Puts the warp's empty windows on one base, at the start of each round
+ * (they are empty then: the flush emptied them): the highest base a lane
+ * has, or for a lane no element has placed, the base its next vector's
+ * largest exponent would take (`next`, NULL where the lane has none).
+ * On one base, a flush adds its lanes' pieces together and one lane adds
+ * them, 3 or 4 atomics; where each lane's first element set its own
+ * base, every flush was 32 lanes each adding its own to the same shared
+ * limbs (docs/recorded/exact-2026-11-27-h200.txt).  A lane whose
+ * elements lie below the span re-bases down, as it would anyway.  All of
+ * the warp's lanes call it. */
+template <class traits, int VEC, class W, class T>
+__device__ __forceinline__ void
+warp_base(W &w, const T *next)
+{
+    using X = decltype(traits::value(next[0]));
+    int32_t want = w.base;
+    if (w.base < 1 && next != nullptr) {
+        int32_t e = 0;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            const int32_t f = exponent_of(traits::value(next[j]));
+            e = f <= exponent_max<X> && f > e ? f : e;
+        }
+        if (e > 0) {
+            want = -CR_WINDOW_SPAN;
+            (void)cr_window_must_flush(e, &want, 0, exponent_max<X>);
+        }
+    }
+    const int32_t base = __reduce_max_sync(0xffffffffu, want);
+    if (w.count == 0 && base >= 1) {
+        w.base = base;
+    }
 }
 
 /* A window's integer, shifted by at % 32, as pieces for the limbs from
@@ -310,7 +331,7 @@ flush_warp(W &w, unsigned long long *limbs)
     else {
         flush_alone<W, N>(w, limbs);
     }
-    window_empty(&w);
+    window_empty(&w, w.base);
 }
 
 /* Normalizes the block's limbs into balanced digits, -2^31 .. 2^31 - 1
@@ -357,14 +378,12 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     using W = typename traits::window;
     constexpr int N = traits::limbs;
     constexpr int VEC = 16 / (int)sizeof(T);
-    constexpr int BOUND = sizeof(W) == sizeof(cr_window32)
-        ? CR_WINDOW32_ADDS : CR_WINDOW64_ADDS;
     /* Loads a lane has in flight (2 of 8 float16 or bfloat16, whose
      * conversions took bfloat16's last registers at 4: 2 bytes spilled
      * under CR_EXACT_BLOCKS_PER_SM's bound), and vectors a round: its
      * additions stay within the window's bound. */
     constexpr int UNROLL = VEC > 4 ? 2 : 4;
-    constexpr int ROUND = BOUND / VEC;
+    constexpr int ROUND = window_adds<W> / VEC;
     struct alignas(16) vector {
         T v[VEC];
     };
@@ -383,7 +402,7 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
 
     W w, evicted;
     cr_specials specials;
-    window_clear(&w);
+    window_empty(&w, -CR_WINDOW_SPAN);
     cr_specials_clear(&specials);
     unsigned long long nans = 0;
     auto add = [&](T element) {
@@ -398,10 +417,8 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     };
 
     const uintptr_t address = reinterpret_cast<uintptr_t>(in);
-    const int64_t head = (int64_t)(((16 - address % 16) % 16) / sizeof(T))
-                         < n ? (int64_t)(((16 - address % 16) % 16)
-                                         / sizeof(T))
-                             : n;
+    const int64_t lead = (int64_t)((16 - address % 16) % 16 / sizeof(T));
+    const int64_t head = lead < n ? lead : n;
     const int64_t vectors = (n - head) / VEC;
     const int64_t rest = n - head - vectors * VEC;
     const vector *body = reinterpret_cast<const vector *>(in + head);
@@ -421,18 +438,7 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
      * others: the rare path's code once a step, not once an element. */
     for (int64_t i = thread; __any_sync(0xffffffffu, i < vectors);) {
         int r = 0;
-        /* A window no element has placed yet takes its first vector an
-         * element at a time: tested whole against no span, every vector
-         * of the lane's first step would miss and go that way anyway,
-         * after the others. */
-        if (w.base < 1 && i < vectors) {
-#pragma unroll 1
-            for (int j = 0; j < VEC; j++) {
-                add(body[i].v[j]);
-            }
-            r++;
-            i += threads;
-        }
+        warp_base<traits, VEC>(w, i < vectors ? body[i].v : nullptr);
         /* Whole steps, no test a load; then what is left, a load at a
          * time (a lane's last round only). */
         for (; r + UNROLL <= ROUND && i + (UNROLL - 1) * threads < vectors;

@@ -14,6 +14,7 @@ prints one table per (op, dtype, n, threads)::
     python -m cudareduce.bench --op prod --dtype int32   # any op, any dtype
     python -m cudareduce.bench --counters   # each step's hardware counters
     python -m cudareduce.bench --axis       # along an axis, under the floor
+    python -m cudareduce.bench --exact      # what exact=True costs
 
 The same from Python (the command line is a thin layer over it)::
 
@@ -200,6 +201,42 @@ copy of R bytes gives (it reads and writes them); ``pct_floor`` is 100 x
 per case; :func:`~cudareduce.bench.plot.plot_axes` draws the shares of
 the floor.
 
+The ``--exact`` document (``--exact --json``)
+---------------------------------------------
+What ``exact=True`` costs (issue 44), checked by
+:func:`~cudareduce.bench.exact_schema.validate_exact_document`, its keys
+in :mod:`~cudareduce.bench.exact_schema`.  What :func:`run_exact`
+returns::
+
+    {"kind": "exact", "schema": 1, "cudareduce_version": str, "date": str,
+     "device": {...},            # as the JSON document's, above
+     "software": {"numpy", "cupy", "torch": str | null,
+                  "gpu_to_gpu_cccl": str | null},
+     "timing": {"method": str},
+     "floor": {"empty_cold_us": float, "empty_batch_us": float},
+     "probes": [{"bytes", "read_cold_us", "read_batch_us"}, ...],
+     "results": [{"method", "dtype", "data", "n", "bytes", "cold_us",
+                  "batch_us", "batch", "reps", "gbps", "floor_cold_us",
+                  "floor_batch_us", "pct_floor", "correct",
+                  "unavailable"}, ...]}
+
+One result per (dtype, data, n, method) of whole-array sums: ``"fast"``
+(``cudareduce.sum(x, out=o)``), ``"exact"`` (the same with
+``exact=True``), ``"cub"`` (``method="cub"``) and ``"cub_gpu_to_gpu"``
+(CUB's deterministic reduce through the harness
+benchmarks/cub_gpu_to_gpu.cu, ``--gpu-to-gpu``; unavailable without it,
+and for other dtypes than float32 and float64), on a CuPy array (a
+PyTorch tensor for bfloat16) of each kind of data of
+:data:`~cudareduce.bench.exact.EXACT_DATA` (``"normal"``, ``"spread"``,
+``"wide"``: :func:`~cudareduce.bench.exact.exact_data`).  ``exact`` is checked
+bit for bit against the exact sum rounded once
+(:mod:`~cudareduce.bench.exact_reference`), the others against their
+rounding bound of it, before and after their timings, timed as
+``--axis`` times (``cold_us``, ``batch_us``); the floor each way is the
+read probe over the input's bytes; ``gbps`` is the bytes over
+``batch_us``, ``pct_floor`` 100 x ``floor_batch_us`` / ``batch_us``.
+:func:`format_exact` prints it a row per size.
+
 The package
 -----------
 One job per module: :mod:`~cudareduce.bench.sizes` (element counts),
@@ -210,14 +247,19 @@ clock), :mod:`~cudareduce.bench.floor` (the probes of a run and the
 default-size rule), :mod:`~cudareduce.bench.progress` (the progress bar),
 the modes :mod:`~cudareduce.bench.ladder` (the default),
 :mod:`~cudareduce.bench.counters` (``--counters``),
-:mod:`~cudareduce.bench.peers`, :mod:`~cudareduce.bench.host` and
-:mod:`~cudareduce.bench.axes` (``--axis``), and
+:mod:`~cudareduce.bench.peers`, :mod:`~cudareduce.bench.host`,
+:mod:`~cudareduce.bench.axes` (``--axis``) and
+:mod:`~cudareduce.bench.exact` (``--exact``), with
+:mod:`~cudareduce.bench.devices` (the stream and copies of the modes
+timed from Python) and :mod:`~cudareduce.bench.exact_reference` (exact
+sums, correctly rounded), and
 :mod:`~cudareduce.bench.cli` (the command line); and the document model,
 which needs no GPU and no compiled extension: :mod:`~cudareduce.bench.names`
 (dtypes, ops, methods, peers), :mod:`~cudareduce.bench.schema` (the JSON
 document, its rules and their check),
 :mod:`~cudareduce.bench.axis_schema` (the ``--axis`` document, its floor
-and its check), :mod:`~cudareduce.bench.figures`
+and its check), :mod:`~cudareduce.bench.exact_schema` (the ``--exact``
+document and its check), :mod:`~cudareduce.bench.figures`
 (GB/s, speedups, the tables), :mod:`~cudareduce.bench.results`
 (:class:`Results`, a document with its tables and plots as methods),
 :mod:`~cudareduce.bench.plot` (the figures, with matplotlib) and
@@ -238,6 +280,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:   # for type checkers and editors; imported on first use
     from .axes import format_axes, run_axes
     from .cli import main
+    from .exact import format_exact, run_exact
     from .figures import format_table
     from .host import format_host, run_host
     from .ladder import device_info, run
@@ -248,9 +291,10 @@ if TYPE_CHECKING:   # for type checkers and editors; imported on first use
 #: Each entry point: the module that defines it.
 _ENTRY_POINTS = {"Results": "results", "compare": "peers",
                  "device_info": "ladder", "format_axes": "axes",
-                 "format_comparison": "peers", "format_host": "host",
-                 "format_table": "figures", "main": "cli", "run": "ladder",
-                 "run_axes": "axes", "run_host": "host",
+                 "format_comparison": "peers", "format_exact": "exact",
+                 "format_host": "host", "format_table": "figures",
+                 "main": "cli", "run": "ladder", "run_axes": "axes",
+                 "run_exact": "exact", "run_host": "host",
                  "validate_document": "schema"}
 
 __all__ = sorted(_ENTRY_POINTS)

@@ -7,19 +7,15 @@ way in the same run).
 :mod:`cudareduce.bench`, its keys and rules in
 :mod:`~cudareduce.bench.axis_schema`); :func:`format_axes` is its report.
 
-Every call is timed from Python as the peers are (:func:`~cudareduce.bench.
-timers.time_queued`), behind our stream holder on one non-blocking CuPy
-stream that is CuPy's current stream and PyTorch's while it runs: our
-call (on the current stream of its input's library), PyTorch's and
-CuPy's all queue behind the holder, and none of them waits for the device
-(a reduction along axes returns a device array).
+Every call is timed from Python on :class:`~cudareduce.bench.devices.
+Devices` (a reduction along axes returns a device array, without waiting
+for the device).
 """
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -30,18 +26,17 @@ from .axis_schema import (AXIS_KIND, AXIS_SCHEMA, CUB_ON, axis_peers,
                           best_peer, case_groups, case_label, column_of,
                           make_axis_probe, make_axis_result, probe_floor_us,
                           validate_axis_document)
-from .figures import render
+from .figures import outcome_notes, render
 from .names import (DEFAULT_OP, DTYPES, FAST_METHOD, OPS, REFERENCE_METHOD,
                     dtype_kind, numpy_dtype)
 from .schema import describe_device, now
 
 from .data import random_array
-from .floor import PROBE_REPS, measure_empty, measure_probe
+from .devices import Contender, Devices, unavailable
+from .floor import measure_empty, measure_probe
 from .ladder import device_info
-from .policy import (PILOT_REPS, PILOT_WARMUP, WARMUP, choose_batch,
-                     choose_reps, rotation_buffers)
+from .policy import rotation_buffers
 from .progress import Progress
-from .timers import StreamClock, device_arrays, time_queued
 
 __all__ = ["AXIS_CASES", "AXIS_DTYPES", "AXIS_TIMING_METHOD", "AxisCase",
            "format_axes", "matches", "reference_along", "result_dtype",
@@ -78,10 +73,6 @@ AXIS_TIMING_METHOD = (
     "per sample, inputs rotated past L2; medians; floor = empty kernel + "
     "R / read rate + W / write rate, from a read probe and a "
     "device-to-device copy of R bytes timed the same way")
-#: Device copies of an input start this many bytes apart, so that every
-#: copy is aligned as the first (a method's vector loads, and so its
-#: kernels, may depend on it).
-_ALIGNMENT = 256
 
 
 # ---------------------------------------------------------------------------
@@ -140,263 +131,51 @@ def matches(got: np.ndarray, reference: np.ndarray, rtol: float) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# The devices
+# The contenders
 
 
-class _Contender(NamedTuple):
-    """One method or peer of a case: its name, the reduction of one device
-    input, the inputs (the case's copies, adopted by the peer's library),
-    why it cannot run (or None), the errors that mean it refuses, and the
-    setting it runs under (CuPy's accelerators)."""
+def _contenders(devices: Devices, op: str, axis: int, library: str,
+            rows: list, dtype: str) -> list[Contender]:
+    """Ours (``fast``, ``cub``, the ladder's steps) and the peers of
+    `op` along `axis` (:func:`~cudareduce.bench.axis_schema.axis_peers`),
+    on the copies `rows` of `library`."""
+    reduce = getattr(cudareduce, op)
+    # A method that does not reduce along axes (yet) says so with a
+    # ValueError; a dtype it does not take, with a TypeError.
+    found = [Contender(m, lambda x, m=m: reduce(x, axis=axis, method=m),
+                        rows, None, (ValueError, TypeError), nullcontext)
+             for m in _our_methods()]
+    for name in axis_peers(op):
+        found.append(_peer(devices, name, axis, library, rows, dtype))
+    return found
 
-    name: str
-    reduce: Callable[[Any], Any]
-    inputs: Sequence[Any]
-    why: str | None
-    refusals: tuple[type[BaseException], ...]
-    setting: Callable[[], AbstractContextManager]
-
-
-def _unavailable(name: str, why: str) -> _Contender:
-    return _Contender(name, lambda x: x, (), why, (), nullcontext)
-
-
-class _Devices:
-    """CuPy (needed: the stream, the events, the copies) and PyTorch (where
-    it imports and sees the GPU) on device `ordinal`, with the one
-    non-blocking stream every timed call queues on and its clock."""
-
-    def __init__(self, ordinal: int) -> None:
+def _peer(devices: Devices, name: str, axis: int, library: str, rows: list,
+      dtype: str) -> Contender:
+    """A peer's contender, or why it cannot run: PyTorch's
+    ``torch.<fn>(x, dim=axis)``, CuPy's ``cupy.<fn>(x, axis=axis)``
+    (with CUB on for ``cupy.<fn>[cub]``)."""
+    peer, _, function = name.partition(".")
+    function = function.removesuffix(CUB_ON)
+    if peer == "torch":
+        if devices.torch is None:
+            return unavailable(name, devices.torch_why)
         try:
-            import cupy  # noqa: PLC0415 - optional dependency
-        except ImportError as e:
-            raise ImportError(f"the --axis mode needs CuPy (its stream, "
-                              f"events and copies): {e}") from e
-        self.cupy = cupy
-        self.stream = cupy.cuda.Stream(non_blocking=True)
-        self.clock = StreamClock(self.stream,
-                                 _cudareduce.stream_hold(self.stream),
-                                 cupy.cuda.Event(), cupy.cuda.Event(),
-                                 cupy.cuda.get_elapsed_time)
-        self.torch, self.torch_why = None, ""
-        try:
-            import torch  # noqa: PLC0415 - optional dependency
-        except ImportError as e:
-            self.torch_why = f"not importable ({e})"
-        else:
-            if torch.cuda.is_available():
-                self.torch = torch
-                self.device = torch.device("cuda", ordinal)
-                self.torch_stream = torch.cuda.ExternalStream(
-                    self.stream.ptr, device=self.device)
-            else:
-                self.torch_why = "torch has no CUDA device"
+            inputs = rows if library == "torch" else [
+                devices.torch.as_tensor(x, device=devices.device)
+                for x in rows]
+        except Exception as e:  # noqa: BLE001 - whatever torch raises
+            return unavailable(name, f"takes no {dtype} "
+                                      f"({type(e).__name__}: {e})")
+        torch_reduce = getattr(devices.torch, function)
+        return Contender(name, lambda x: torch_reduce(x, dim=axis),
+                          inputs, None, (Exception,), nullcontext)
+    if library != "cupy":
+        return unavailable(name, f"CuPy has no {dtype}")
+    setting = devices.cub_on if name.endswith(CUB_ON) else nullcontext
+    cupy_reduce = getattr(devices.cupy, function)
+    return Contender(name, lambda x: cupy_reduce(x, axis=axis), rows,
+                      None, (Exception,), setting)
 
-    @contextmanager
-    def current(self) -> Iterator[None]:
-        """The stream current in CuPy and PyTorch."""
-        with self.stream:
-            if self.torch is None:
-                yield
-            else:
-                with self.torch.cuda.stream(self.torch_stream):
-                    yield
-
-    @contextmanager
-    def cub_on(self) -> Iterator[None]:
-        """CuPy's reduction and routine accelerators ``["cub"]``, the
-        previous ones back after."""
-        core = self.cupy._core
-        saved = (list(core.get_reduction_accelerators()),
-                 list(core.get_routine_accelerators()))
-        core.set_reduction_accelerators(["cub"])
-        core.set_routine_accelerators(["cub"])
-        try:
-            yield
-        finally:
-            core.set_reduction_accelerators(saved[0])
-            core.set_routine_accelerators(saved[1])
-
-    def software(self) -> dict:
-        """The document's ``software``."""
-        return {"numpy": np.__version__, "cupy": self.cupy.__version__,
-                "torch": None if self.torch is None
-                else self.torch.__version__,
-                "cupy_accelerators": self._accelerators()}
-
-    def _accelerators(self) -> dict | None:
-        """CuPy's accelerators by default, by name; None where this CuPy
-        does not say."""
-        try:
-            core = self.cupy._core
-            codes = vars(core._accelerator)
-            names = {value: key.removeprefix("ACCELERATOR_").lower()
-                     for key, value in codes.items()
-                     if key.startswith("ACCELERATOR_")}
-            return {way: [names.get(code, str(code)) for code in getter()]
-                    for way, getter in (
-                        ("reduction", core.get_reduction_accelerators),
-                        ("routine", core.get_routine_accelerators))}
-        except AttributeError:
-            return None
-
-    def free(self) -> None:
-        """The libraries' cached memory back to the device."""
-        self.cupy.get_default_memory_pool().free_all_blocks()
-        if self.torch is not None:
-            self.torch.cuda.empty_cache()
-
-    def copies(self, a: np.ndarray, buffers: int) -> tuple[str, list]:
-        """(the library, `buffers` device copies of the host array `a`, in
-        CuPy, or PyTorch for bfloat16), each aligned as the first.
-
-        Raises
-        ------
-        LookupError
-            Neither library holds `a`'s dtype here.
-        """
-        made = device_arrays(a.dtype.name)
-        if made is None:
-            raise LookupError(f"neither CuPy nor PyTorch holds "
-                              f"{a.dtype.name} on the device here")
-        library, to_device = made
-        step = max(1, _ALIGNMENT // a.itemsize)
-        stride = -(-a.size // step) * step
-        with self.current():
-            source = to_device(a.reshape(-1))
-            if library == "cupy":
-                flat = self.cupy.empty((buffers, stride), source.dtype)
-            else:
-                flat = self.torch.empty((buffers, stride), dtype=source.dtype,
-                                        device=source.device)
-            flat[:, :a.size] = source
-            rows = [flat[i, :a.size].reshape(a.shape) for i in range(buffers)]
-        # The copies were made on other streams than the calls'.
-        self.cupy.cuda.runtime.deviceSynchronize()
-        return library, rows
-
-    def _copying(self, nbytes: int, buffers: int) -> Callable[[int], None]:
-        """The queue of a device-to-device copy of `nbytes`
-        (``cudaMemcpyAsync``): run r copies the r % `buffers`-th of as many
-        pairs of buffers, held by the queue."""
-        stride = -(-nbytes // _ALIGNMENT) * _ALIGNMENT
-        src = self.cupy.empty(buffers * stride, self.cupy.uint8)
-        dst = self.cupy.empty_like(src)
-
-        def queue(run: int) -> None:
-            at = run % buffers * stride
-            (dst.data + at).copy_from_device_async(src.data + at, nbytes,
-                                                   self.stream)
-        return queue
-
-    def copy_us(self, nbytes: int, buffers: int) -> tuple[float, float]:
-        """(cold, back-to-back) median µs of a device-to-device copy of
-        `nbytes`, rotating among `buffers` pairs of buffers."""
-        queue = self._copying(nbytes, buffers)
-        with self.current():
-            queue(0)                    # unheld first
-            self.stream.synchronize()
-            _, cold = time_queued(queue, self.clock, WARMUP, PROBE_REPS,
-                                  "cold")
-            cold_us = statistics.median(cold) * 1e3
-            _, back_to_back = time_queued(
-                queue, self.clock, WARMUP, PROBE_REPS, "batch",
-                choose_batch(cold_us * 1e-3))
-        del queue                       # and with it the buffers
-        self.free()
-        return cold_us, statistics.median(back_to_back) * 1e3
-
-    def contenders(self, op: str, axis: int, library: str, rows: list,
-                   dtype: str) -> list[_Contender]:
-        """Ours (``fast``, ``cub``, the ladder's steps) and the peers of
-        `op` along `axis` (:func:`~cudareduce.bench.axis_schema.axis_peers`),
-        on the copies `rows` of `library`."""
-        reduce = getattr(cudareduce, op)
-        # A method that does not reduce along axes (yet) says so with a
-        # ValueError; a dtype it does not take, with a TypeError.
-        found = [_Contender(m, lambda x, m=m: reduce(x, axis=axis, method=m),
-                            rows, None, (ValueError, TypeError), nullcontext)
-                 for m in _our_methods()]
-        for name in axis_peers(op):
-            found.append(self._peer(name, axis, library, rows, dtype))
-        return found
-
-    def _peer(self, name: str, axis: int, library: str, rows: list,
-              dtype: str) -> _Contender:
-        """A peer's contender, or why it cannot run: PyTorch's
-        ``torch.<fn>(x, dim=axis)``, CuPy's ``cupy.<fn>(x, axis=axis)``
-        (with CUB on for ``cupy.<fn>[cub]``)."""
-        peer, _, function = name.partition(".")
-        function = function.removesuffix(CUB_ON)
-        if peer == "torch":
-            if self.torch is None:
-                return _unavailable(name, self.torch_why)
-            try:
-                inputs = rows if library == "torch" else [
-                    self.torch.as_tensor(x, device=self.device)
-                    for x in rows]
-            except Exception as e:  # noqa: BLE001 - whatever torch raises
-                return _unavailable(name, f"takes no {dtype} "
-                                          f"({type(e).__name__}: {e})")
-            torch_reduce = getattr(self.torch, function)
-            return _Contender(name, lambda x: torch_reduce(x, dim=axis),
-                              inputs, None, (Exception,), nullcontext)
-        if library != "cupy":
-            return _unavailable(name, f"CuPy has no {dtype}")
-        setting = self.cub_on if name.endswith(CUB_ON) else nullcontext
-        cupy_reduce = getattr(self.cupy, function)
-        return _Contender(name, lambda x: cupy_reduce(x, axis=axis), rows,
-                          None, (Exception,), setting)
-
-    def host(self, x: Any) -> np.ndarray:
-        """A device result on the host (bfloat16 as float32, exactly)."""
-        if type(x).__module__.partition(".")[0] == "cupy":
-            return x.get()
-        if x.dtype == self.torch.bfloat16:
-            x = x.float()
-        return x.cpu().numpy()
-
-    def measure(self, contender: _Contender,
-                check: Callable[[np.ndarray], bool]) -> dict:
-        """The figures of one contender, as :func:`~cudareduce.bench.
-        axis_schema.make_axis_result` takes them: checked on its first,
-        unheld, call (where it refuses, unavailable with the error), then
-        timed cold and back to back (choose_reps, choose_batch from a
-        pilot), the last output of each checked again."""
-        if contender.why is not None:
-            return {"unavailable": contender.why}
-        inputs = contender.inputs
-        buffers = len(inputs)
-
-        def queue(run: int) -> Any:
-            return contender.reduce(inputs[run % buffers])
-        with contender.setting(), self.current():
-            try:
-                out = contender.reduce(inputs[0])
-            except contender.refusals as e:
-                return {"unavailable": f"{type(e).__name__}: {e}"}
-            if not check(self.host(out)):
-                return {"correct": False}
-            # Unheld, each copy once: every kernel loaded before a hold.
-            for x in inputs[1:]:
-                contender.reduce(x)
-            self.stream.synchronize()
-            _, pilot = time_queued(queue, self.clock, PILOT_WARMUP,
-                                   PILOT_REPS, "cold")
-            estimate = statistics.median(pilot)
-            reps = choose_reps(estimate)
-            out, cold = time_queued(queue, self.clock, WARMUP, reps, "cold")
-            if not check(self.host(out)):
-                return {"correct": False}
-            batch = choose_batch(estimate)
-            out, back_to_back = time_queued(
-                queue, self.clock, WARMUP, choose_reps(estimate * batch),
-                "batch", batch)
-            if not check(self.host(out)):
-                return {"correct": False}
-        return {"cold_us": statistics.median(cold) * 1e3,
-                "batch_us": statistics.median(back_to_back) * 1e3,
-                "batch": batch, "reps": reps, "correct": True}
 
 
 # ---------------------------------------------------------------------------
@@ -423,7 +202,7 @@ def _cases(shapes: Iterable[Sequence[Any]] | None) -> list[AxisCase]:
     return cases
 
 
-def _measure_case(devices: _Devices, case: AxisCase, op: str, dtype: str,
+def _measure_case(devices: Devices, case: AxisCase, op: str, dtype: str,
                   rng: np.random.Generator, info: Mapping[str, Any],
                   floor: Mapping[str, float], probes: dict[int, dict],
                   bar: Progress) -> list[dict]:
@@ -447,9 +226,10 @@ def _measure_case(devices: _Devices, case: AxisCase, op: str, dtype: str,
               for way in ("cold", "batch")}
     try:
         library, rows = devices.copies(a, buffers)
-        contenders = devices.contenders(op, case.axis, library, rows, dtype)
+        contenders = _contenders(devices, op, case.axis, library, rows,
+                                  dtype)
     except LookupError as e:            # no library holds the dtype
-        rows, contenders = [], [_unavailable(name, str(e))
+        rows, contenders = [], [unavailable(name, str(e))
                                 for name in _names(op)]
     results = []
     for contender in contenders:
@@ -475,7 +255,7 @@ def _our_methods() -> list[str]:
 
 def _names(op: str) -> list[str]:
     """The contenders' names of `op`, ours first, as
-    :meth:`_Devices.contenders` orders them."""
+    :func:`_contenders` orders them."""
     return [*_our_methods(), *axis_peers(op)]
 
 
@@ -534,7 +314,7 @@ def run_axes(op: str = DEFAULT_OP, dtypes: Iterable[str] = AXIS_DTYPES,
                          f"got {dtypes!r}")
     cases = _cases(shapes)
     info = device_info()
-    devices = _Devices(info["ordinal"])
+    devices = Devices(info["ordinal"], "the --axis mode")
     floor = measure_empty()
     probes: dict[int, dict] = {}
     rng = np.random.default_rng(seed)
@@ -614,19 +394,6 @@ def format_axes(document: Mapping[str, Any]) -> str:
         lines += ["", dtype]
         lines += render(["case", "floor µs", *columns, "fast % of floor",
                          "fast / fastest peer"], cells)
-        lines += _notes(rows)
+        lines += outcome_notes(rows, str, case_label)
     return "\n".join(lines)
 
-
-def _notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """What was unavailable (each method's reasons, once each) and what
-    was WRONG."""
-    why: dict[str, dict[str, None]] = {}
-    for r in rows:
-        if r["unavailable"] is not None:
-            why.setdefault(r["method"], {})[r["unavailable"]] = None
-    lines = [f"  not available: {method}: {'; '.join(reasons)}"
-             for method, reasons in why.items()]
-    lines += [f"  WRONG: {r['method']} on {case_label(r)}" for r in rows
-              if r["correct"] is False]
-    return lines

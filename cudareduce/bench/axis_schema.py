@@ -53,7 +53,9 @@ from typing import Any
 
 from .names import (DTYPES, OPS, REFERENCE_METHOD, ladder_methods,
                     numpy_dtype, peers_of)
-from .schema import Rules, check_part, check_provenance, is_int, is_text
+from .schema import (COUNT, OPTIONAL_POSITIVE, POSITIVE, Rules, check_kind,
+                     check_part, check_results, checked_probes, is_int,
+                     is_kind, is_text)
 
 __all__ = [
     "AXIS_DOCUMENT_KEYS", "AXIS_FLOOR_KEYS", "AXIS_KIND", "AXIS_PROBE_KEYS",
@@ -277,22 +279,13 @@ def best_peer(group: Mapping[str, Mapping[str, Any]]
 
 def is_axis_document(doc: Any) -> bool:
     """Whether `doc` says it is an ``--axis`` document (its ``kind``)."""
-    return isinstance(doc, Mapping) and doc.get("kind") == AXIS_KIND
-
-
-def _positive(x: Any) -> bool:
-    return (isinstance(x, (int, float)) and not isinstance(x, bool)
-            and math.isfinite(x) and x > 0)
+    return is_kind(doc, AXIS_KIND)
 
 
 def _names(x: Any) -> bool:
     return isinstance(x, list) and all(map(is_text, x))
 
 
-_POSITIVE = (_positive, "a finite number > 0")
-_OPTIONAL = (lambda x: x is None or _positive(x),
-             "null or a finite number > 0")
-_COUNT = (lambda x: is_int(x) and x >= 0, "an integer >= 0")
 _SOFTWARE_RULES: Rules = {
     "numpy": (is_text, "a non-empty string"),
     "cupy": (lambda x: x is None or is_text(x), "null or a non-empty string"),
@@ -303,18 +296,15 @@ _SOFTWARE_RULES: Rules = {
                                 and all(map(_names, x.values()))),
         'null or {"reduction": [str], "routine": [str]}'),
 }
-_FLOOR_RULES: Rules = {key: _POSITIVE for key in AXIS_FLOOR_KEYS}
+_FLOOR_RULES: Rules = {key: POSITIVE for key in AXIS_FLOOR_KEYS}
 _PROBE_RULES: Rules = {
     "bytes": (lambda x: is_int(x) and x >= 1, "an integer >= 1"),
-    "read_cold_us": _POSITIVE, "read_batch_us": _POSITIVE,
-    "copy_cold_us": _POSITIVE, "copy_batch_us": _POSITIVE,
+    "read_cold_us": POSITIVE, "read_batch_us": POSITIVE,
+    "copy_cold_us": POSITIVE, "copy_batch_us": POSITIVE,
     # null where the probe's time is not above an empty kernel's
-    "read_cold_gbps": _OPTIONAL, "read_batch_gbps": _OPTIONAL,
-    "write_cold_gbps": _OPTIONAL, "write_batch_gbps": _OPTIONAL,
+    "read_cold_gbps": OPTIONAL_POSITIVE, "read_batch_gbps": OPTIONAL_POSITIVE,
+    "write_cold_gbps": OPTIONAL_POSITIVE, "write_batch_gbps": OPTIONAL_POSITIVE,
 }
-#: The document's own keys; each part is checked by its rules after.
-_DOCUMENT_RULES: Rules = dict.fromkeys(AXIS_DOCUMENT_KEYS,
-                                       (lambda x: True, "anything"))
 _RESULT_RULES: Rules = {
     "method": (is_text, "a non-empty string"),
     "op": (lambda x: x in OPS, f"one of {OPS}"),
@@ -325,10 +315,10 @@ _RESULT_RULES: Rules = {
     "axis": (lambda x: is_int(x) and x >= 0, "an integer >= 0"),
     "read_bytes": (lambda x: is_int(x) and x >= 1, "an integer >= 1"),
     "write_bytes": (lambda x: is_int(x) and x >= 1, "an integer >= 1"),
-    "cold_us": _OPTIONAL, "batch_us": _OPTIONAL,
-    "batch": _COUNT, "reps": _COUNT, "gbps": _OPTIONAL,
-    "floor_cold_us": _POSITIVE, "floor_batch_us": _POSITIVE,
-    "pct_floor": _OPTIONAL,
+    "cold_us": OPTIONAL_POSITIVE, "batch_us": OPTIONAL_POSITIVE,
+    "batch": COUNT, "reps": COUNT, "gbps": OPTIONAL_POSITIVE,
+    "floor_cold_us": POSITIVE, "floor_batch_us": POSITIVE,
+    "pct_floor": OPTIONAL_POSITIVE,
     "correct": (lambda x: x is None or isinstance(x, bool),
                 "null, true or false"),
     "unavailable": (lambda x: x is None or is_text(x),
@@ -434,42 +424,13 @@ def validate_axis_document(doc: Any) -> None:
         Naming the first violation by its path, e.g.
         ``results[3].pct_floor: ...``.
     """
-    check_part(doc, _DOCUMENT_RULES, "document")
-    if doc["kind"] != AXIS_KIND:
-        raise ValueError(f"kind: expected {AXIS_KIND!r}, got {doc['kind']!r}")
-    if not is_int(doc["schema"]) or doc["schema"] != AXIS_SCHEMA:
-        raise ValueError(f"schema: expected {AXIS_SCHEMA}, got "
-                         f"{doc['schema']!r}")
-    check_provenance(doc)
+    check_kind(doc, AXIS_DOCUMENT_KEYS, AXIS_KIND, AXIS_SCHEMA)
     check_part(doc["software"], _SOFTWARE_RULES, "software")
-    check_part(doc["timing"], {"method": (is_text, "a non-empty string")},
-               "timing")
     check_part(doc["floor"], _FLOOR_RULES, "floor")
-    probes: dict[int, Mapping[str, Any]] = {}
-    previous = 0
-    for i, p in enumerate(_list(doc, "probes")):
-        where = f"probes[{i}]"
-        check_part(p, _PROBE_RULES, where)
-        if p["bytes"] <= previous:
-            raise ValueError(f"{where}.bytes: probes are sorted by bytes, "
-                             f"each size once: {p['bytes']} after "
-                             f"{previous}")
-        previous = p["bytes"]
-        _check_probe(p, doc["floor"], where)
-        probes[p["bytes"]] = p
-    seen = set()
-    for i, r in enumerate(_list(doc, "results")):
-        where = f"results[{i}]"
-        _check_result(r, doc["floor"], probes, where)
-        key = (r["method"], r["op"], r["dtype"], tuple(r["shape"]),
-               r["axis"])
-        if key in seen:
-            raise ValueError(f"{where}: duplicate entry for {key}")
-        seen.add(key)
-
-
-def _list(doc: Mapping[str, Any], key: str) -> list:
-    if not isinstance(doc[key], list):
-        raise ValueError(f"{key}: expected a list, got "
-                         f"{type(doc[key]).__name__}")
-    return doc[key]
+    probes = checked_probes(doc, _PROBE_RULES)
+    for i, p in enumerate(probes.values()):
+        _check_probe(p, doc["floor"], f"probes[{i}]")
+    check_results(
+        doc, lambda r, where: _check_result(r, doc["floor"], probes, where),
+        lambda r: (r["method"], r["op"], r["dtype"], tuple(r["shape"]),
+                   r["axis"]))

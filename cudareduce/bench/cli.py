@@ -1,6 +1,6 @@
 """The command line, ``python -m cudareduce.bench``: its arguments, which
-of the five modes they choose (the ladder, ``--counters``, ``--peers``,
-``--host``, ``--axis``), the reduction they time (``--op``), and the report
+of the six modes they choose (the ladder, ``--counters``, ``--peers``,
+``--host``, ``--axis``, ``--exact``), the reduction they time (``--op``), and the report
 and files each writes."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import cudareduce
@@ -17,6 +17,8 @@ from .figures import describe_sizes, short_n
 from .names import DEFAULT_OP, DTYPES, OPS
 
 from .axes import AXIS_CASES, AXIS_DTYPES, format_axes, run_axes
+from .exact import (EXACT_DATA, EXACT_DTYPES, EXACT_SIZES, EXACT_TAKES,
+                    format_exact, run_exact)
 from .host import (HOST_DTYPES, HOST_ROW, HOST_SIZES, format_host,
                    run_host)
 from .ladder import DEFAULT_DTYPE, DEFAULT_THREADS, check_threads, run
@@ -65,8 +67,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"element type, one of {{{','.join(DTYPES)}}} "
                         f"(default {DEFAULT_DTYPE}); with --peers, the "
                         f"comparison's, comma-separated (default "
-                        f"{','.join(COMPARE_DTYPES)}); with --axis, "
-                        f"comma-separated too")
+                        f"{','.join(COMPARE_DTYPES)}); with --axis and "
+                        f"--exact, comma-separated too")
     p.add_argument("--threads", type=int, default=None,
                    help="threads per block, a power of two from 64 to 1024 "
                         f"(default {DEFAULT_THREADS}; with --peers, each "
@@ -107,6 +109,20 @@ def _parser() -> argparse.ArgumentParser:
                         f"argmax one, --dtype a comma list (default "
                         f"{','.join(AXIS_DTYPES)}); --plot draws the "
                         f"shares of the floor")
+    p.add_argument("--exact", action="store_true",
+                   help=f"time exact=True instead, beside the plain fast "
+                        f"sum, cub and CUB's gpu_to_gpu deterministic "
+                        f"reduce (with --gpu-to-gpu), each under its floor "
+                        f"(the read probe), at --sizes (default "
+                        f"{describe_sizes(EXACT_SIZES)}) and --dtype, a "
+                        f"comma list (default {','.join(EXACT_DTYPES)})")
+    p.add_argument("--exact-data", default=None, metavar="KINDS",
+                   help=f"with --exact: the kinds of data, a comma list of "
+                        f"{','.join(EXACT_DATA)} (default all)")
+    p.add_argument("--gpu-to-gpu", default=None, metavar="LIB",
+                   help="with --exact: the harness "
+                        "benchmarks/cub_gpu_to_gpu.cu built as a shared "
+                        "library (its header says how)")
     p.add_argument("--counters", action="store_true",
                    help="show each method's hardware counters instead, from "
                         "Nsight Compute (ncu): what each step changes "
@@ -114,8 +130,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None, metavar="PATH",
                    help="write the results document to PATH (with --peers "
                         "the comparison, with --host the host document, "
-                        "with --counters the counters, with --axis the "
-                        "--axis document)")
+                        "with --counters the counters, with --axis and "
+                        "--exact their documents)")
     p.add_argument("--plot", default=None, metavar="PATH",
                    help="write both plots, named after PATH (with --axis "
                         "its one plot, at PATH)")
@@ -148,7 +164,7 @@ def _dtypes(parser: argparse.ArgumentParser, text: str | None,
     (:data:`DEFAULT_DTYPE` without ``--dtype``).  A bad name is
     ``parser.error``."""
     listed = default is not None
-    only = "" if listed else "; a list only with --peers or --axis"
+    only = "" if listed else "; a list only with --peers, --axis or --exact"
     if text is None:
         return list(default) if listed else [DEFAULT_DTYPE]
     names = [name.strip() for name in text.split(",")] if listed \
@@ -222,6 +238,16 @@ def _counters(args: argparse.Namespace, methods: list[str] | None) -> int:
     return _report("\n".join(lines), document, args.json)
 
 
+def _say_wrong(document: Mapping[str, Any],
+               where: Callable[[Mapping[str, Any]], str]) -> None:
+    """On stderr, the results of `document` that were WRONG, each method
+    with `where` it was."""
+    wrong = [r for r in document["results"] if r["correct"] is False]
+    if wrong:
+        print(f"{PROG}: {len(wrong)} result(s) WRONG: " + ", ".join(
+            f"{r['method']} ({where(r)})" for r in wrong), file=sys.stderr)
+
+
 def _axis(args: argparse.Namespace, dtypes: list[str]) -> int:
     """The ``--axis`` mode: the report, the JSON, the plot."""
     try:
@@ -232,11 +258,8 @@ def _axis(args: argparse.Namespace, dtypes: list[str]) -> int:
     except _FAILURES as e:
         return _failed(e)
     status = _report(format_axes(document), document, args.json)
-    wrong = [r for r in document["results"] if r["correct"] is False]
-    if wrong:
-        print(f"{PROG}: {len(wrong)} result(s) WRONG: " + ", ".join(
-            f"{r['method']} ({r['dtype']} {r['op']} {tuple(r['shape'])} "
-            f"axis {r['axis']})" for r in wrong), file=sys.stderr)
+    _say_wrong(document, lambda r: f"{r['dtype']} {r['op']} "
+               f"{tuple(r['shape'])} axis {r['axis']}")
     if args.plot:
         try:
             from .plot import plot_axes  # noqa: PLC0415 - needs matplotlib
@@ -244,6 +267,24 @@ def _axis(args: argparse.Namespace, dtypes: list[str]) -> int:
         except (ImportError, OSError) as e:
             return _output_failed(e)
         print(f"{PROG}: wrote {args.plot}", file=sys.stderr)
+    return status
+
+
+def _exact(args: argparse.Namespace, dtypes: list[str],
+           kinds: list[str]) -> int:
+    """The ``--exact`` mode: the report, the JSON."""
+    try:
+        document = run_exact(dtypes, args.sizes or EXACT_SIZES,
+                             args.gpu_to_gpu, progress=True, data=kinds,
+                             seed=args.seed)
+    except (ImportError, OSError) as e:     # no CuPy; not the harness
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 1
+    except _FAILURES as e:
+        return _failed(e)
+    status = _report(format_exact(document), document, args.json)
+    _say_wrong(document,
+               lambda r: f"{r['dtype']} {r['data']} data, n={r['n']}")
     return status
 
 
@@ -260,7 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     dtype_given = args.dtype is not None
     dtypes = _dtypes(parser, args.dtype,
                      COMPARE_DTYPES if args.peers
-                     else AXIS_DTYPES if args.axis else None)
+                     else AXIS_DTYPES if args.axis
+                     else EXACT_DTYPES if args.exact else None)
     args.dtype = dtypes[0]
     try:
         check_threads(args.threads)
@@ -273,6 +315,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--methods: empty list")
     sizes = args.sizes if args.sizes is not None else \
         None if args.n is None else [args.n]
+
+    if (args.gpu_to_gpu is not None or args.exact_data is not None) \
+            and not args.exact:
+        parser.error("--gpu-to-gpu and --exact-data go with --exact")
+    if args.exact:
+        if args.axis or args.peers or args.host or args.counters \
+                or args.methods or args.no_peers or args.n or args.plot \
+                or args.threads is not None or args.op != DEFAULT_OP:
+            parser.error("--exact combines with --sizes, --dtype, "
+                         "--exact-data, --gpu-to-gpu, --json and --seed "
+                         "only")
+        bad = [d for d in dtypes if d not in EXACT_TAKES]
+        if bad:
+            parser.error(f"--exact: exact=True takes "
+                         f"{', '.join(EXACT_TAKES)}, not {', '.join(bad)}")
+        kinds = list(EXACT_DATA) if args.exact_data is None else [
+            k.strip() for k in args.exact_data.split(",")]
+        if not kinds or len(set(kinds)) < len(kinds) \
+                or any(k not in EXACT_DATA for k in kinds):
+            parser.error(f"--exact-data: expected distinct kinds of "
+                         f"{', '.join(EXACT_DATA)}, got {args.exact_data!r}")
+        return _exact(args, dtypes, kinds)
 
     if args.axis:
         if args.peers or args.host or args.counters or args.methods \

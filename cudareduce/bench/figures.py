@@ -6,7 +6,7 @@ and sizes in words.  No GPU code and no compiled extension (see
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .axis_schema import best_peer, case_groups, case_label
@@ -17,7 +17,8 @@ from .schema import TIME_KEYS, result_bytes
 __all__ = [
     "TABLE_HEADERS", "axis_markdown", "describe_sizes", "device_line", "format_bytes",
     "format_group", "format_n", "format_table", "gbps", "group_cells",
-    "group_results", "group_title", "order_results", "pass_split",
+    "group_results", "group_title", "order_results", "outcome_notes",
+    "pass_split",
     "read_floor_us", "read_percent", "reduction_label", "render",
     "report_head", "result_gbps", "short_n", "speedups", "table_groups",
 ]
@@ -205,6 +206,24 @@ def _fmt_percent(value: float | None) -> str:
 
 def _fmt_speedup(x: float | None) -> str:
     return _DASH if x is None else f"{x:.2f}×"
+
+
+def outcome_notes(rows: Sequence[Mapping[str, Any]],
+                  name: Callable[[str], str],
+                  where: Callable[[Mapping[str, Any]], str]) -> list[str]:
+    """The lines under a report of results with ``unavailable`` and
+    ``correct`` (``--axis``, ``--exact``): what was unavailable, each
+    method (as `name` calls it) with its reasons once each, then what was
+    WRONG, and on what (`where` of the result)."""
+    why: dict[str, dict[str, None]] = {}
+    for r in rows:
+        if r["unavailable"] is not None:
+            why.setdefault(r["method"], {})[r["unavailable"]] = None
+    lines = [f"  not available: {name(method)}: {'; '.join(reasons)}"
+             for method, reasons in why.items()]
+    lines += [f"  WRONG: {name(r['method'])} on {where(r)}" for r in rows
+              if r["correct"] is False]
+    return lines
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[str]]

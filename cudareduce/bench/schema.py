@@ -63,10 +63,12 @@ from .names import (DEFAULT_OP, DTYPES, FAST_METHOD, OPS,
                     op_of, peers_of)
 
 __all__ = [
-    "DEVICE_KEYS", "DOCUMENT_KEYS", "FLOOR_KEYS", "PROBE_KEYS",
-    "RESULT_KEYS", "SCHEMA", "TIME_KEYS", "TIMING_KEYS", "Rules",
-    "check_device", "check_part", "check_provenance", "describe_device",
-    "is_date", "is_int", "is_text",
+    "COUNT", "DEVICE_KEYS", "DOCUMENT_KEYS", "FLOOR_KEYS",
+    "OPTIONAL_POSITIVE", "POSITIVE", "PROBE_KEYS", "RESULT_KEYS", "SCHEMA",
+    "TIME_KEYS", "TIMING_KEYS", "Rules",
+    "check_device", "check_kind", "check_part", "check_provenance",
+    "check_results", "checked_probes", "describe_device", "is_date", "is_int", "is_kind",
+    "is_text", "listed",
     "make_document", "make_result", "now", "result_bytes",
     "validate_document", "write_json",
 ]
@@ -265,8 +267,13 @@ def is_date(x: Any) -> bool:
 #: (check, what it expects) of each key of each part of a document (this
 #: one's, and the ``--axis`` document's: :mod:`~cudareduce.bench.axis_schema`).
 Rules = dict[str, tuple[Callable[[Any], bool], str]]
-_POSITIVE = (_positive, "a finite number > 0")
-_TIME = (lambda x: x is None or _positive(x), "null or a finite number > 0")
+#: The rules the documents' parts share: a time or a rate, one that may be
+#: null (untimed), a count.
+POSITIVE = (_positive, "a finite number > 0")
+OPTIONAL_POSITIVE = (lambda x: x is None or _positive(x),
+                     "null or a finite number > 0")
+COUNT = (_int_from(0), "an integer >= 0")
+_POSITIVE, _TIME = POSITIVE, OPTIONAL_POSITIVE
 _DEVICE_RULES: Rules = {
     "name": (is_text, "a non-empty string"),
     "compute_capability": (_int_from(10),
@@ -360,11 +367,91 @@ def check_provenance(doc: Mapping[str, Any]) -> None:
     check_device(doc["device"])
 
 
-def _list_at(doc: Mapping[str, Any], key: str) -> list:
+def listed(doc: Mapping[str, Any], key: str) -> list:
+    """``doc[key]``, which must be a list.
+
+    Raises
+    ------
+    ValueError
+        It is not, saying what it is.
+    """
     if not isinstance(doc[key], list):
         raise ValueError(f"{key}: expected a list, got "
                          f"{type(doc[key]).__name__}")
     return doc[key]
+
+
+def is_kind(doc: Any, kind: str) -> bool:
+    """Whether `doc` says it is a document of `kind` (``--axis``,
+    ``--exact``)."""
+    return isinstance(doc, Mapping) and doc.get("kind") == kind
+
+
+def check_kind(doc: Any, keys: Sequence[str], kind: str,
+               version: int) -> None:
+    """The head of a document that names its kind (``--axis``,
+    ``--exact``): exactly `keys`, its ``kind`` and ``schema`` (`version`),
+    its provenance (:func:`check_provenance`) and its ``timing``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first violation by its path.
+    """
+    check_part(doc, dict.fromkeys(keys, (lambda x: True, "anything")),
+               "document")
+    if doc["kind"] != kind:
+        raise ValueError(f"kind: expected {kind!r}, got {doc['kind']!r}")
+    if not is_int(doc["schema"]) or doc["schema"] != version:
+        raise ValueError(f"schema: expected {version}, got "
+                         f"{doc['schema']!r}")
+    check_provenance(doc)
+    check_part(doc["timing"], {"method": (is_text, "a non-empty string")},
+               "timing")
+
+
+def check_results(doc: Mapping[str, Any],
+                  check: Callable[[Mapping[str, Any], str], None],
+                  key: Callable[[Mapping[str, Any]], tuple]) -> None:
+    """Each of ``doc["results"]`` checked by ``check(result, where)``, and
+    no two with the same `key`.
+
+    Raises
+    ------
+    ValueError
+        Naming the first violation by its path.
+    """
+    seen = set()
+    for i, r in enumerate(listed(doc, "results")):
+        where = f"results[{i}]"
+        check(r, where)
+        if key(r) in seen:
+            raise ValueError(f"{where}: duplicate entry for {key(r)}")
+        seen.add(key(r))
+
+
+def checked_probes(doc: Mapping[str, Any], rules: Rules
+                   ) -> dict[int, Mapping[str, Any]]:
+    """``doc["probes"]`` by bytes, each checked by `rules` (a ``bytes``
+    key among them), sorted by bytes, each size once.
+
+    Raises
+    ------
+    ValueError
+        Naming the first violation by its path.
+    """
+    probes: dict[int, Mapping[str, Any]] = {}
+    previous = 0
+    for i, p in enumerate(listed(doc, "probes")):
+        where = f"probes[{i}]"
+        check_part(p, rules, where)
+        if p["bytes"] <= previous:
+            raise ValueError(f"{where}.bytes: probes are sorted by bytes, "
+                             f"each size once: {p['bytes']} after "
+                             f"{previous}")
+        previous = p["bytes"]
+        probes[p["bytes"]] = p
+    return probes
 
 
 def _check_timed(r: Mapping[str, Any], where: str) -> None:
@@ -444,7 +531,7 @@ def validate_document(doc: Any) -> None:
     check_part(doc["floor"], _FLOOR_RULES, "floor")
     probed = set()
     previous = 0
-    for i, p in enumerate(_list_at(doc, "probes")):
+    for i, p in enumerate(listed(doc, "probes")):
         check_part(p, _PROBE_RULES, f"probes[{i}]")
         if p["bytes"] <= previous:
             raise ValueError(f"probes[{i}].bytes: probes are sorted by "
@@ -453,7 +540,7 @@ def validate_document(doc: Any) -> None:
         previous = p["bytes"]
         probed.add(p["bytes"])
     seen = set()
-    for i, r in enumerate(_list_at(doc, "results")):
+    for i, r in enumerate(listed(doc, "results")):
         where = f"results[{i}]"
         check_part(r, _RESULT_RULES, where, _OPTIONAL_RESULT_KEYS)
         op = op_of(r)

@@ -16,13 +16,15 @@ from cudareduce.bench.results import Results
 
 #: The modules of the package; counters is imported only by --counters (ncu
 #: runs it as a program), plot only by the plots (it needs matplotlib).
-MODULES = ("axes", "axis_schema", "cli", "data", "figures", "floor", "host",
+MODULES = ("axes", "axis_schema", "cli", "data", "devices", "exact",
+           "exact_reference", "exact_schema", "figures", "floor", "host",
            "ladder", "names", "peers", "plot", "policy", "progress",
            "reference", "results", "schema", "sizes", "timers")
 #: The package's own names: the entry points users call.
 ENTRY_POINTS = ("Results", "compare", "device_info", "format_axes",
-                "format_comparison", "format_host", "format_table", "main",
-                "run", "run_axes", "run_host", "validate_document")
+                "format_comparison", "format_exact", "format_host",
+                "format_table", "main", "run", "run_axes", "run_exact",
+                "run_host", "validate_document")
 PACKAGE = Path(bench.__file__).parent
 
 

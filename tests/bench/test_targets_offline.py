@@ -475,7 +475,8 @@ def _counters_with(change):
     (json.dumps({**comparison(), "dtypes": "complex64"}),
      "dtypes: expected a list of dtype names, got 'complex64'"),
     (json.dumps({**comparison(), "dtypes": []}), "dtypes: expected a"),
-    ("[]", "not a ladder, --counters, --peers, --host or --axis document"),
+    ("[]", "not a ladder, --counters, --peers, --host, --axis or --exact "
+              "document"),
     (json.dumps({"rows": []}), "not a ladder"),
     (_counters_with(lambda d: d.update(rows={})),
      "rows: expected a list, got dict"),

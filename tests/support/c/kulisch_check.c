@@ -34,6 +34,7 @@
  * read, else 0. */
 #include <float.h>
 #include <inttypes.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -106,6 +107,43 @@ add_values(cr_kulisch *acc, cr_specials *specials, const double *values,
     }
 }
 
+/* Where x takes the window's common path, the kernels' put by the float
+ * units (cr_window32_units, cr_window64_units) must add what the integer
+ * put adds: checked on a copy of the window. */
+static void
+check_units32(const cr_window32 *w, float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof(bits));
+    if ((bits >> 23 & 0xff) - (uint32_t)w->base < CR_WINDOW_SPAN
+        && w->count < CR_WINDOW32_ADDS) {
+        cr_window32 copy = *w;
+        cr_window32_put(&copy, (bits & 0x7fffff) | 0x800000,
+                        (bits >> 23 & 0xff) - (uint32_t)w->base,
+                        (uint32_t)((int32_t)bits >> 31));
+        CHECK((int64_t)(copy.sum - w->sum) == cr_window32_units(w, x));
+    }
+}
+
+static void
+check_units64(const cr_window64 *w, double x)
+{
+    uint64_t bits, low;
+    int64_t high;
+    memcpy(&bits, &x, sizeof(bits));
+    if ((uint32_t)(bits >> 52 & 0x7ff) - (uint32_t)w->base < CR_WINDOW_SPAN
+        && w->count < CR_WINDOW64_ADDS) {
+        cr_window64 copy = *w;
+        cr_window64_put(&copy, (bits & ((UINT64_C(1) << 52) - 1))
+                                   | UINT64_C(1) << 52,
+                        (uint32_t)(bits >> 52 & 0x7ff) - (uint32_t)w->base,
+                        (uint32_t)((int64_t)bits >> 63));
+        cr_window64_units(w, x, &low, &high);
+        CHECK(copy.low - w->low == low
+              && copy.high - w->high == (uint64_t)high);
+    }
+}
+
 /* Sums values begin, begin + stride, .. below end through a window,
  * flushed into acc at the end; counts into moves[0] its flushes at the
  * count's bound (the base stays, the count drops) and into moves[1] its
@@ -123,9 +161,11 @@ window_values(cr_kulisch *acc, cr_specials *specials, const double *values,
         const int32_t base = as_float ? w32.base : w64.base;
         const uint32_t count = as_float ? w32.count : w64.count;
         if (as_float) {
+            check_units32(&w32, (float)values[k]);
             cr_window32_add(&w32, acc, specials, (float)values[k]);
         }
         else {
+            check_units64(&w64, values[k]);
             cr_window64_add(&w64, acc, specials, values[k]);
         }
         if ((as_float ? w32.base : w64.base) != base) {

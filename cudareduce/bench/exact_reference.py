@@ -1,6 +1,7 @@
 """Exact sums of doubles and their correct rounding, in Python integers and
-fractions: the reference tests/test_kulisch.py holds the exact
-accumulator (cuda/exact/kulisch.h) to.
+fractions: the reference that the ``--exact`` bench checks ``exact=True``
+against, and tests/test_kulisch.py the exact accumulator
+(cuda/exact/kulisch.h).
 
 A result is a format's bits (an int; bfloat16 has no NumPy dtype) and
 whether it overflowed: the exact value beyond the format's largest finite
@@ -12,6 +13,10 @@ import math
 from fractions import Fraction
 
 import numpy as np
+
+__all__ = ["FORMATS", "TINIEST", "array_sum", "binade", "exact_sum",
+           "expected", "infinity_bits", "limits", "nan_bits", "round_exact",
+           "value_of"]
 
 #: Each format's significand bits (its leading one included) and exponent
 #: bits.
@@ -32,24 +37,41 @@ def exact_sum(values) -> Fraction:
     return Fraction(total, 2 ** 1074)
 
 
+#: array_sum's pieces of a significand: three of 18 bits (54 >= 53), so
+#: that a float64 sum of up to 2^35 pieces stays an exact integer (< 2^53).
+_PIECE_BITS, _PIECES = 18, 3
+#: array_sum takes this many elements at a time (bounds its memory).
+_CHUNK = 1 << 24
+#: The least unit of a piece is 2^-_UNIT_BITS: frexp's least exponent
+#: (-1073, of the least subnormal) less the significand's 53 bits.
+_UNIT_BITS = 1073 + 53
+
+
 def array_sum(x) -> Fraction:
     """exact_sum of a NumPy array of finite floats (any float dtype that
-    converts to float64 exactly), fast enough for millions: each value's
-    53-bit significand (frexp), split at bit 26 so that the sums of each
-    half fit int64 (up to 2^37 values), summed by exponent."""
-    m, e = np.frexp(np.asarray(x, np.float64).ravel())
-    significand = (m * 2.0 ** 53).astype(np.int64)
-    order = np.argsort(e, kind="stable")
-    e, significand = e[order], significand[order]
-    starts = np.flatnonzero(np.r_[True, e[1:] != e[:-1]]) if e.size else []
-    high = np.add.reduceat(significand >> 26, starts) if e.size else []
-    low = np.add.reduceat(significand & (2 ** 26 - 1), starts) \
-        if e.size else []
-    total = Fraction(0)
-    for start, h, lo in zip(starts, high, low):
-        total += (int(h) * 2 ** 26 + int(lo)) * Fraction(2) ** (
-            int(e[start]) - 53)
-    return total
+    converts to float64 exactly), fast enough for a billion: each value's
+    53-bit significand (frexp), cut into three 18-bit pieces, each piece
+    summed by exponent (``numpy.bincount``, whose float64 sums of pieces
+    stay exact integers up to 2^35 values)."""
+    flat = np.asarray(x).ravel()
+    if flat.size >= 1 << 35:
+        raise ValueError("array_sum: at most 2^35 - 1 values")
+    total = 0                           # times 2^_UNIT_BITS
+    for start in range(0, flat.size, _CHUNK):
+        m, e = np.frexp(flat[start:start + _CHUNK].astype(np.float64))
+        significand = (m * 2.0 ** 53).astype(np.int64)
+        sign = np.sign(significand).astype(np.float64)
+        magnitude = np.abs(significand)
+        least = int(e.min())
+        for k in range(_PIECES):
+            piece = (magnitude >> (_PIECE_BITS * k)) & ((1 << _PIECE_BITS) - 1)
+            counts = np.bincount(e - least, weights=sign * piece)
+            for offset in np.flatnonzero(counts):
+                # the piece's unit: 2^(exponent - 53 + 18 k)
+                shift = least + int(offset) - 53 + _PIECE_BITS * k \
+                    + _UNIT_BITS
+                total += int(counts[offset]) << shift
+    return Fraction(total, 2 ** _UNIT_BITS)
 
 
 def binade(q: Fraction) -> int:
