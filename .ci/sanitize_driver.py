@@ -63,7 +63,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from support.dlpack_capsules import DLPackOnly  # noqa: E402
 from support.exact_data import (integer_values, numpy_answer,  # noqa: E402
                                 same, values_for)
-from support.exact_reference import round_exact  # noqa: E402
+
+from cudareduce.bench.exact_reference import round_exact  # noqa: E402
 
 ALL_SIZES = (1, 31, 33, 1000, 4097, (1 << 20) + 3)
 DEVICE_KINDS = ("device", "device-offset", "device-strided", "dlpack")

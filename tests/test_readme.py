@@ -120,3 +120,17 @@ def test_the_axis_table_is_its_records():
     assert found, "the README has no axis table between its markers"
     record = json.loads((ROOT / found.group(1)).read_text(encoding="utf-8"))
     assert found.group(2) == axis_markdown(record)
+
+
+def test_the_exact_table_is_its_record():
+    """The README's table of exact sums is what
+    ``cudareduce.bench.figures.exact_markdown`` makes of the record its
+    opening marker names, normal data at 2^20, 2^24 and 2^28."""
+    from cudareduce.bench.figures import exact_markdown
+    text = README.read_text(encoding="utf-8")
+    found = re.search(r"<!-- exact-table: (\S+) -->\n(.*?)\n"
+                      r"<!-- exact-table: end -->", text, re.S)
+    assert found, "the README has no exact table between its markers"
+    record = json.loads((ROOT / found.group(1)).read_text(encoding="utf-8"))
+    assert found.group(2) == exact_markdown(
+        record, sizes=(1 << 20, 1 << 24, 1 << 28))

@@ -140,7 +140,8 @@ def test_the_commands_say_what_is_missing(unbuilt, command):
 #: imports (no timer, no mode, no extension).
 MODEL_MODULES = {
     "cudareduce", "cudareduce.bench", "cudareduce.bench.axis_schema",
-    "cudareduce.bench.figures", "cudareduce.bench.names",
+    "cudareduce.bench.exact_schema", "cudareduce.bench.figures",
+    "cudareduce.bench.names",
     "cudareduce.bench.plot", "cudareduce.bench.reference",
     "cudareduce.bench.results", "cudareduce.bench.schema"}
 

@@ -10,12 +10,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .axis_schema import best_peer, case_groups, case_label
+from .exact_schema import exact_groups, speed_over
 from .names import (DEFAULT_OP, FAST_METHOD, REFERENCE_METHOD, is_peer,
                     is_reference, ladder_methods, numpy_dtype, op_of)
 from .schema import TIME_KEYS, result_bytes
 
 __all__ = [
-    "TABLE_HEADERS", "axis_markdown", "describe_sizes", "device_line", "format_bytes",
+    "TABLE_HEADERS", "axis_markdown", "describe_sizes", "device_line",
+    "exact_markdown", "format_bytes",
     "format_group", "format_n", "format_table", "gbps", "group_cells",
     "group_results", "group_title", "order_results", "outcome_notes",
     "pass_split",
@@ -410,4 +412,30 @@ def axis_markdown(document: Mapping[str, Any], dtype: str = "float32"
                      f"| {first['floor_batch_us']:,.1f} | {_axis_cell(fast)} "
                      f"| {share} | {peer} | {speed} "
                      f"| {_axis_cell(group.get(REFERENCE_METHOD))} |")
+    return "\n".join(lines)
+
+
+def exact_markdown(document: Mapping[str, Any], data: str = "normal",
+                   sizes: Iterable[int] | None = None) -> str:
+    """An ``--exact`` document's sums of `data` as a Markdown table (the
+    README's): a row per dtype and size (of `sizes`, default all), with
+    the floor, the plain
+    ``fast`` sum's, ``exact=True``'s and CUB's gpu_to_gpu back-to-back
+    µs, and exact's speed over fast's and over gpu_to_gpu's."""
+    sizes = None if sizes is None else set(sizes)
+    lines = ["| dtype, n | floor µs | fast µs | exact=True µs | CUB "
+             "gpu_to_gpu µs | exact / fast | exact / gpu_to_gpu |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for (dtype, kind, n), group in exact_groups(document["results"]).items():
+        if kind != data or (sizes is not None and n not in sizes):
+            continue
+        first = next(iter(group.values()))
+        ratios = [speed_over(group, "exact", other)
+                  for other in ("fast", "cub_gpu_to_gpu")]
+        lines.append(
+            f"| {dtype} {short_n(n)} | {first['floor_batch_us']:,.1f} "
+            + "".join(f"| {_axis_cell(group.get(m))} "
+                      for m in ("fast", "exact", "cub_gpu_to_gpu"))
+            + "".join("| - " if x is None else f"| {x:.2f}× "
+                      for x in ratios) + "|")
     return "\n".join(lines)

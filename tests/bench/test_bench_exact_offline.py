@@ -266,3 +266,27 @@ def test_the_command_line_runs_and_writes(fake_exact_device, tmp_path,
     assert "Exact sums on" in out and "float64, wide data" in out
     assert out.index("wide data") < out.index("normal data")
     validate_exact_document(json.loads(path.read_text()))
+
+
+def test_the_markdown_table_holds_the_normal_data_and_the_ratios():
+    from cudareduce.bench.figures import exact_markdown
+
+    def outcome(method, dtype, kind, n):
+        if method == "cub_gpu_to_gpu" and dtype == "float64":
+            return {"correct": False}
+        return None
+    doc = exact_document(outcome=outcome)
+    table = exact_markdown(doc, sizes=(1 << 20, 1 << 28)).splitlines()
+    assert [row.split(" | ")[0] for row in table[2:]] == [
+        "| float32 2^20", "| float32 2^28", "| float64 2^20",
+        "| float64 2^28"]
+    nbytes = 4 << 28
+    cells = table[3].strip("|").split("|")
+    assert cells[3].strip() == f"{method_us('exact', nbytes):,.1f}"
+    assert cells[5].strip() == (
+        f"{method_us('fast', nbytes) / method_us('exact', nbytes):.2f}×")
+    # a WRONG gpu_to_gpu has no time and no ratio
+    assert table[5].strip("|").split("|")[4].strip() == "WRONG"
+    assert table[5].rstrip("|").split("|")[-1].strip() == "-"
+    # the wide data, on which exact is three times slower, is left out
+    assert len(exact_markdown(doc).splitlines()) == 2 + 6
