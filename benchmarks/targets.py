@@ -12,7 +12,8 @@ On the GPU machine, from the repository root::
     python benchmarks/targets.py host.json
     python -m cudareduce.bench --axis --json axis.json
     python benchmarks/targets.py axis.json
-    python -m cudareduce.bench --exact --gpu-to-gpu cub_gpu_to_gpu.so --json exact.json
+    python -m cudareduce.bench --exact --gpu-to-gpu cub_gpu_to_gpu.so \
+        --json exact.json
     python benchmarks/targets.py exact.json
 
 prints each target with the figure it is checked on and whether it is met.

@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 
 import cudareduce
-from cudareduce.bench.exact_reference import (array_sum, infinity_bits, nan_bits,
-                                     round_exact)
+from cudareduce.bench.exact_reference import (array_sum, infinity_bits,
+                                              nan_bits, round_exact)
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -10,8 +10,8 @@ taking a strided share and flushing into its own accumulator, merged last
 float16 and bfloat16 with its overflow flag.  All five must be the bits of
 the exact sum rounded once to nearest even, the same for every order,
 chunking and number of threads: math.fsum for float64 where it does not
-overflow, else the exact fractions of cudareduce/bench/exact_reference.py, whose
-rounding is held to fsum and to NumPy's own correctly rounded casts
+overflow, else the exact fractions of cudareduce/bench/exact_reference.py,
+whose rounding is held to fsum and to NumPy's own correctly rounded casts
 (test_reference_*).  The program also checks its capacity (2^62 times the
 largest double) itself, and says what the one window did (its flushes at
 the count's bound, its re-basings), which the window's own tests
@@ -36,9 +36,11 @@ import numpy as np
 import pytest
 
 from support.c_build import c_compiler
-from cudareduce.bench.exact_reference import (FORMATS, TINIEST, binade, exact_sum,
-                                     expected, infinity_bits, limits,
-                                     nan_bits, round_exact, value_of)
+from cudareduce.bench.exact_reference import (FORMATS, TINIEST, binade,
+                                              exact_sum, expected,
+                                              infinity_bits, limits,
+                                              nan_bits, round_exact,
+                                              value_of)
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "support" / "c" / "kulisch_check.c"

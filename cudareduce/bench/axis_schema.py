@@ -303,7 +303,8 @@ _PROBE_RULES: Rules = {
     "copy_cold_us": POSITIVE, "copy_batch_us": POSITIVE,
     # null where the probe's time is not above an empty kernel's
     "read_cold_gbps": OPTIONAL_POSITIVE, "read_batch_gbps": OPTIONAL_POSITIVE,
-    "write_cold_gbps": OPTIONAL_POSITIVE, "write_batch_gbps": OPTIONAL_POSITIVE,
+    "write_cold_gbps": OPTIONAL_POSITIVE,
+    "write_batch_gbps": OPTIONAL_POSITIVE,
 }
 _RESULT_RULES: Rules = {
     "method": (is_text, "a non-empty string"),

@@ -1,7 +1,7 @@
 """The command line, ``python -m cudareduce.bench``: its arguments, which
 of the six modes they choose (the ladder, ``--counters``, ``--peers``,
-``--host``, ``--axis``, ``--exact``), the reduction they time (``--op``), and the report
-and files each writes."""
+``--host``, ``--axis``, ``--exact``), the reduction they time (``--op``),
+and the report and files each writes."""
 from __future__ import annotations
 
 import argparse

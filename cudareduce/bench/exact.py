@@ -13,7 +13,8 @@ for the device), the harness on the same stream.  Each size is timed on
 three kinds of data (:data:`EXACT_DATA`): normal values, the same spread
 over 17 binades, and values spread over the dtype's exponent range, of
 both signs, every bit of the significand in use: the exact kernels'
-speed depends on the range their windows meet.  ``exact`` must give the exact sum's bits, rounded once
+speed depends on the range their windows meet.  ``exact`` must give the
+exact sum's bits, rounded once
 (:mod:`~cudareduce.bench.exact_reference`); the others its value within
 their rounding bound (2 sqrt(n) units of their accumulator's roundoff
 per |element| summed: a garbage result is caught, a lost element is not;
@@ -45,7 +46,8 @@ from .progress import Progress
 from .schema import describe_device, now
 
 __all__ = ["EXACT_DATA", "EXACT_DTYPES", "EXACT_SIZES", "EXACT_TAKES",
-           "EXACT_TIMING_METHOD", "GpuToGpu", "exact_data", "format_exact", "run_exact"]
+           "EXACT_TIMING_METHOD", "GpuToGpu", "exact_data", "format_exact",
+           "run_exact"]
 
 #: The sizes of ``--exact`` unless ``--sizes`` names others: from 2^20,
 #: where issue 44's targets start.

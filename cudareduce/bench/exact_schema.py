@@ -67,8 +67,8 @@ EXACT_DATA_KINDS = ("normal", "spread", "wide")
 EXACT_DOCUMENT_KEYS = ("kind", "schema", "cudareduce_version", "date",
                        "device", "software", "timing", "floor", "probes",
                        "results")
-EXACT_RESULT_KEYS = ("method", "dtype", "data", "n", "bytes", "cold_us", "batch_us",
-                     "batch", "reps", "gbps", "floor_cold_us",
+EXACT_RESULT_KEYS = ("method", "dtype", "data", "n", "bytes", "cold_us",
+                     "batch_us", "batch", "reps", "gbps", "floor_cold_us",
                      "floor_batch_us", "pct_floor", "correct", "unavailable")
 #: Relative slack of a derived figure against its formula.
 _SLACK = 1e-6

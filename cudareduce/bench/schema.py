@@ -67,8 +67,8 @@ __all__ = [
     "OPTIONAL_POSITIVE", "POSITIVE", "PROBE_KEYS", "RESULT_KEYS", "SCHEMA",
     "TIME_KEYS", "TIMING_KEYS", "Rules",
     "check_device", "check_kind", "check_part", "check_provenance",
-    "check_results", "checked_probes", "describe_device", "is_date", "is_int", "is_kind",
-    "is_text", "listed",
+    "check_results", "checked_probes", "describe_device", "is_date",
+    "is_int", "is_kind", "is_text", "listed",
     "make_document", "make_result", "now", "result_bytes",
     "validate_document", "write_json",
 ]

@@ -485,7 +485,8 @@ def test_a_dtype_list_needs_peers_or_axis(capsys, monkeypatch):
     monkeypatch.setattr(_cudareduce, "device_info", no_device)
     with pytest.raises(SystemExit):
         cli.main(["--dtype", "int8,int16"])
-    assert "a list only with --peers, --axis or --exact" in capsys.readouterr().err
+    assert "a list only with --peers, --axis or --exact" in \
+        capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------

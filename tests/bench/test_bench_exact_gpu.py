@@ -1,6 +1,7 @@
 """cudareduce.bench.exact on a real GPU: ``run_exact`` at small sizes of
-every dtype exact=True takes and every kind of data, ours checked (exact=True bit for bit), the
-document valid, and the command line's ``--exact`` end to end.  (CUB's
+every dtype exact=True takes and every kind of data, ours checked
+(exact=True bit for bit), the document valid, and the command line's
+``--exact`` end to end.  (CUB's
 gpu_to_gpu needs the harness, built against CCCL >= 3.1, which the
 toolkit here does not have: its column says so.)
 
