@@ -1,10 +1,10 @@
 /* exact_sum.cu: exact sums on the device (exact_sum.cuh): the grid of
- * kernels/exact.cuh's kernel and its one-thread rounding. */
+ * kernels/exact.cuh's kernel, and its one-thread rounding, by the last
+ * block of a call's only launch or by a launch of its own. */
 #include "check.cuh"
 #include "exact_sum.cuh"
 #include "kernels/exact.cuh"
 #include "memory/pool.cuh"
-#include "store.cuh"
 
 static int
 is_exact_type(cr_type type)
@@ -61,7 +61,8 @@ done:
  * CR_EXACT_BLOCK_ELEMENTS (kernels/exact.cuh: its limbs' bound). */
 template <class T, bool SKIP_NAN>
 static cr_status
-launch_add(cr_exact_sum *s, const void *in, int64_t n, cudaStream_t stream,
+launch_add(cr_exact_sum *s, const void *in, int64_t n,
+           const cr_exact_rounding *rounding, cudaStream_t stream,
            cr_error *error)
 {
     cr_status status = CR_OK;
@@ -81,7 +82,8 @@ launch_add(cr_exact_sum *s, const void *in, int64_t n, cudaStream_t stream,
     exact_sum_kernel<T, SKIP_NAN><<<(unsigned)blocks, CR_EXACT_THREADS, 0,
                                     stream>>>(
         static_cast<const T *>(in), n,
-        static_cast<cr_exact_state *>(s->scratch));
+        static_cast<cr_exact_state *>(s->scratch), rounding != NULL,
+        rounding != NULL ? *rounding : cr_exact_rounding{});
     CR_CHECK(cudaGetLastError());
 done:
     return status;
@@ -90,40 +92,100 @@ done:
 template <class T>
 static cr_status
 launch_add_of(cr_exact_sum *s, const void *in, int64_t n, int skip_nan,
-              cudaStream_t stream, cr_error *error)
+              const cr_exact_rounding *rounding, cudaStream_t stream,
+              cr_error *error)
 {
-    return skip_nan ? launch_add<T, true>(s, in, n, stream, error)
-                    : launch_add<T, false>(s, in, n, stream, error);
+    return skip_nan
+        ? launch_add<T, true>(s, in, n, rounding, stream, error)
+        : launch_add<T, false>(s, in, n, rounding, stream, error);
 }
 
-cr_status
-cr_exact_add(cr_exact_sum *s, const void *in, int64_t n, cr_type type,
-             int skip_nan, cudaStream_t stream, cr_error *error)
+/* The launch that adds the n elements at `in`, and with `rounding` (not
+ * NULL) rounds the sum in its last block. */
+static cr_status
+add(cr_exact_sum *s, const void *in, int64_t n, cr_type type, int skip_nan,
+    const cr_exact_rounding *rounding, cudaStream_t stream, cr_error *error)
 {
     switch (type) {
     case CR_TYPE_FLOAT16:
-        return launch_add_of<__half>(s, in, n, skip_nan, stream, error);
+        return launch_add_of<__half>(s, in, n, skip_nan, rounding, stream,
+                                     error);
     case CR_TYPE_BFLOAT16:
-        return launch_add_of<__nv_bfloat16>(s, in, n, skip_nan, stream,
-                                            error);
+        return launch_add_of<__nv_bfloat16>(s, in, n, skip_nan, rounding,
+                                            stream, error);
     case CR_TYPE_FLOAT32:
-        return launch_add_of<float>(s, in, n, skip_nan, stream, error);
+        return launch_add_of<float>(s, in, n, skip_nan, rounding, stream,
+                                    error);
     case CR_TYPE_FLOAT64:
-        return launch_add_of<double>(s, in, n, skip_nan, stream, error);
+        return launch_add_of<double>(s, in, n, skip_nan, rounding, stream,
+                                     error);
     default:
         return cr_fail(error, CR_ERR_INVALID, "an exact sum of elements "
                        "other than float16, bfloat16, float32 or float64");
     }
 }
 
-/* The finishing kernel of each choice (DIVIDE, COUNTED). */
-template <bool DIVIDE, bool COUNTED>
-static void
-launch_finish(const cr_exact_state *state, cr_exact_format format,
-              int64_t n, void *result, cudaStream_t stream)
+cr_status
+cr_exact_add(cr_exact_sum *s, const void *in, int64_t n, cr_type type,
+             int skip_nan, cudaStream_t stream, cr_error *error)
 {
-    exact_finish_kernel<DIVIDE, COUNTED><<<1, 1, 0, stream>>>(
-        state, format, n, static_cast<unsigned char *>(result));
+    return add(s, in, n, type, skip_nan, NULL, stream, error);
+}
+
+/* How `request`'s sum is rounded, and where it goes: into request->out
+ * as it is (its value alone), or into the scratch's result, nanmean's
+ * count first (cr_counted_result's layout), for the host. */
+static cr_exact_rounding
+rounding_of(const cr_exact_sum *s, const cr_request *request)
+{
+    const cr_type type = request->result;
+    const int counted = cr_op_counts(request->op);
+    unsigned char *result = static_cast<unsigned char *>(s->device_result);
+    cr_exact_rounding rounding;
+    rounding.format = type == CR_TYPE_FLOAT64   ? CR_EXACT_FLOAT64
+                      : type == CR_TYPE_FLOAT32 ? CR_EXACT_FLOAT32
+                      : type == CR_TYPE_FLOAT16 ? CR_EXACT_FLOAT16
+                                                : CR_EXACT_BFLOAT16;
+    rounding.divide = counted || request->divide_by_n;
+    rounding.n = request->n;
+    rounding.count = request->out == NULL && counted
+                     ? reinterpret_cast<int64_t *>(result) : NULL;
+    rounding.value = request->out != NULL
+        ? static_cast<unsigned char *>(request->out)
+        : result + (counted ? sizeof(int64_t) : 0);
+    return rounding;
+}
+
+/* The rounded result, queued: to the host at `result` (the value, or
+ * nanmean's count and value), waited for; a device out has it already. */
+static cr_status
+deliver(const cr_exact_sum *s, const cr_request *request,
+        cudaStream_t stream, void *result, cr_error *error)
+{
+    cr_status status = CR_OK;
+    if (request->out == NULL) {
+        const size_t count_bytes =
+            cr_op_counts(request->op) ? sizeof(int64_t) : 0;
+        CR_CHECK(cudaMemcpyAsync(result, s->device_result,
+                                 count_bytes + cr_type_size(request->result),
+                                 cudaMemcpyDeviceToHost, stream));
+        CR_CHECK(cudaStreamSynchronize(stream));
+    }
+done:
+    return status;
+}
+
+cr_status
+cr_exact_sum_all(cr_exact_sum *s, const cr_request *request, const void *in,
+                 cr_type type, cudaStream_t stream, void *result,
+                 cr_error *error)
+{
+    const cr_exact_rounding rounding = rounding_of(s, request);
+    const cr_status status = add(s, in, request->n, type,
+                                 cr_op_skips_nan(request->op), &rounding,
+                                 stream, error);
+    return status != CR_OK ? status
+                           : deliver(s, request, stream, result, error);
 }
 
 cr_status
@@ -131,46 +193,11 @@ cr_exact_finish(cr_exact_sum *s, const cr_request *request,
                 cudaStream_t stream, void *result, cr_error *error)
 {
     cr_status status = CR_OK;
-    const cr_type type = request->result;
-    const cr_exact_format format =
-        type == CR_TYPE_FLOAT64   ? CR_EXACT_FLOAT64
-        : type == CR_TYPE_FLOAT32 ? CR_EXACT_FLOAT32
-        : type == CR_TYPE_FLOAT16 ? CR_EXACT_FLOAT16
-                                  : CR_EXACT_BFLOAT16;
-    const cr_exact_state *state =
-        static_cast<const cr_exact_state *>(s->scratch);
-    const int counted = cr_op_counts(request->op);
-    /* nanmean's count comes first (cr_counted_result), then the value. */
-    const size_t value_at = counted ? sizeof(int64_t) : 0;
-    cr_request finished = *request;
-    if (counted) {
-        launch_finish<true, true>(state, format, request->n,
-                                  s->device_result, stream);
-    }
-    else if (request->divide_by_n) {
-        launch_finish<true, false>(state, format, request->n,
-                                   s->device_result, stream);
-    }
-    else {
-        launch_finish<false, false>(state, format, request->n,
-                                    s->device_result, stream);
-    }
+    exact_round_kernel<<<1, 1, 0, stream>>>(
+        static_cast<const cr_exact_state *>(s->scratch),
+        rounding_of(s, request));
     CR_CHECK(cudaGetLastError());
-    if (request->out == NULL) {
-        CR_CHECK(cudaMemcpyAsync(result, s->device_result,
-                                 value_at + cr_type_size(type),
-                                 cudaMemcpyDeviceToHost, stream));
-        CR_CHECK(cudaStreamSynchronize(stream));
-        goto done;
-    }
-    /* The value is the result already: stored as it is. */
-    finished.op = CR_OP_SUM;
-    finished.acc = finished.reduced = type;
-    finished.divide_by_n = 0;
-    status = cr_store_result(&finished,
-                             static_cast<const char *>(s->device_result)
-                                 + value_at,
-                             NULL, stream, error);
+    status = deliver(s, request, stream, result, error);
 done:
     return status;
 }

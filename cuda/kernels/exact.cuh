@@ -2,7 +2,9 @@
  * thread sums its elements into a window (exact/window.h), the windows
  * are flushed into the block's limbs in shared memory, the blocks' limbs
  * into the call's limbs in global memory, and one thread rounds the
- * call's limbs once (exact/kulisch.h).
+ * call's limbs once (exact/kulisch.h): of the last block to add its part
+ * where the call is one launch (device data), else a launch of its own
+ * after the host ring's chunks.
  *
  * The limbs are carry-save: CR_KULISCH_LIMBS 64-bit integers whose value
  * is sum_k limb[k] 2^(32 k) in units of the exact accumulator's bit 0, so
@@ -46,9 +48,22 @@
 typedef struct {
     unsigned long long limb[CR_KULISCH_LIMBS];
     unsigned int specials;
-    unsigned int padding;
+    unsigned int blocks_done;       /* of a launch whose last block rounds */
     unsigned long long nans;        /* NaNs seen (nanmean's count) */
 } cr_exact_state;
+
+/* How the call's sum is rounded, and where it goes: the exact sum of its
+ * n elements rounded once to `format`, or with `divide` the sum over
+ * their count (n less the NaNs skipped) rounded once (a count of 0 gives
+ * NaN, as numpy.nanmean of nothing); its bits (2, 4 or 8 bytes) at
+ * `value`, and the count, as an int64, at `count` where not NULL. */
+typedef struct {
+    cr_exact_format format;
+    int divide;
+    int64_t n;
+    int64_t *count;
+    unsigned char *value;
+} cr_exact_rounding;
 
 /* An element type's window, and an element as the window takes it
  * (float16 and bfloat16 convert to float exactly). */
@@ -363,16 +378,22 @@ limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
     }
 }
 
+__device__ __noinline__ void exact_round(const cr_exact_state *state,
+                                         const cr_exact_rounding &rounding);
+
 /* Adds the n elements at `in` (of T; NaNs skipped where SKIP_NAN, and
  * counted) to the call's state.  A thread reads 16 bytes at a time of the
  * part of `in` that starts at a 16-byte boundary, grid-strided, in rounds
  * that each add fewer elements to its window than its bound, then the
  * warp flushes; the elements before and after that part, one each, by the
- * first threads of the grid. */
+ * first threads of the grid.  With `rounds` (the call's only launch) the
+ * last block to add its part rounds the sum (exact_round), so that no
+ * other launch waits behind this one to do it. */
 template <class T, bool SKIP_NAN>
 __global__ void __launch_bounds__(CR_EXACT_THREADS, CR_EXACT_BLOCKS_PER_SM)
 exact_sum_kernel(const T *__restrict__ in, int64_t n,
-                 cr_exact_state *state)
+                 cr_exact_state *state, bool rounds,
+                 cr_exact_rounding rounding)
 {
     using traits = exact_traits<T>;
     using W = typename traits::window;
@@ -498,63 +519,84 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     if (SKIP_NAN && threadIdx.x == 0 && block_nans) {
         atomicAdd(&state->nans, block_nans);
     }
+    if (!rounds) {
+        return;
+    }
+    /* Each thread's additions to the state, then the block's ticket; the
+     * block that takes the last sees every other block's additions. */
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(&state->blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        __threadfence();
+        exact_round(state, rounding);
+    }
 }
 
-/* The call's limbs, normalized, as an exact accumulator. */
+/* The call's limbs, normalized, as an exact accumulator.  Read from L2
+ * (other blocks' atomics put them there; this SM's L1 may hold none of
+ * them, but a load must not be served from it). */
 __device__ __forceinline__ void
 state_to_kulisch(const cr_exact_state *state, cr_kulisch *acc)
 {
     long long carry = 0;
     for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
-        const long long t = (long long)state->limb[k] + carry;
+        const long long t = (long long)__ldcg(&state->limb[k]) + carry;
         acc->limb[k] = (uint32_t)t;
         carry = t >> 32;
     }
 }
 
-/* The result's bits, into `result` (2, 4 or 8 bytes, as `format`): the
- * exact sum rounded once, or with DIVIDE the exact sum divided by the
- * count of the elements (n, less the NaNs skipped) rounded once (a count
- * of 0 gives NaN, as numpy.nanmean of nothing); with COUNTED the count
- * first, as an int64, and the bits 8 bytes on (cr_counted_result's
- * layout: nanmean's).  One thread. */
-template <bool DIVIDE, bool COUNTED>
-__global__ void
-exact_finish_kernel(const cr_exact_state *state, cr_exact_format format,
-                    int64_t n, unsigned char *result)
+/* The call's sum rounded as `rounding` says, and stored there.  One
+ * thread; not inlined, so that the adding kernel's registers are its
+ * loop's, not this rare code's. */
+__device__ __noinline__ void
+exact_round(const cr_exact_state *state, const cr_exact_rounding &rounding)
 {
     cr_kulisch acc;
     cr_specials specials;
     int overflow = 0;
     uint64_t bits;
-    const uint64_t count = (uint64_t)n - state->nans;
+    const unsigned int seen = __ldcg(&state->specials);
+    const uint64_t count = (uint64_t)rounding.n - __ldcg(&state->nans);
     state_to_kulisch(state, &acc);
-    specials.nan = (state->specials & CR_EXACT_NAN) != 0;
-    specials.pos_inf = (state->specials & CR_EXACT_POS_INF) != 0;
-    specials.neg_inf = (state->specials & CR_EXACT_NEG_INF) != 0;
-    if (DIVIDE) {
+    specials.nan = (seen & CR_EXACT_NAN) != 0;
+    specials.pos_inf = (seen & CR_EXACT_POS_INF) != 0;
+    specials.neg_inf = (seen & CR_EXACT_NEG_INF) != 0;
+    if (rounding.divide) {
         specials.nan |= count == 0;
-        bits = cr_exact_mean_result(&acc, &specials, count, format,
+        bits = cr_exact_mean_result(&acc, &specials, count, rounding.format,
                                     &overflow);
     }
     else {
-        bits = cr_exact_result(&acc, &specials, format, &overflow);
+        bits = cr_exact_result(&acc, &specials, rounding.format, &overflow);
     }
-    if (COUNTED) {
-        *reinterpret_cast<int64_t *>(result) = (int64_t)count;
-        result += sizeof(int64_t);
+    if (rounding.count != NULL) {
+        *rounding.count = (int64_t)count;
     }
-    switch (format) {
+    switch (rounding.format) {
     case CR_EXACT_FLOAT64:
-        *reinterpret_cast<uint64_t *>(result) = bits;
+        *reinterpret_cast<uint64_t *>(rounding.value) = bits;
         break;
     case CR_EXACT_FLOAT32:
-        *reinterpret_cast<uint32_t *>(result) = (uint32_t)bits;
+        *reinterpret_cast<uint32_t *>(rounding.value) = (uint32_t)bits;
         break;
     default:
-        *reinterpret_cast<uint16_t *>(result) = (uint16_t)bits;
+        *reinterpret_cast<uint16_t *>(rounding.value) = (uint16_t)bits;
         break;
     }
+}
+
+/* exact_round, after the launches that added the call's elements (a
+ * host array's, a chunk each). */
+__global__ void
+exact_round_kernel(const cr_exact_state *state, cr_exact_rounding rounding)
+{
+    exact_round(state, rounding);
 }
 
 #endif /* CUDAREDUCE_KERNELS_EXACT_CUH */
