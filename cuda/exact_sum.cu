@@ -1,6 +1,5 @@
 /* exact_sum.cu: exact sums on the device (exact_sum.cuh): the grid of
- * kernels/exact.cuh's kernel, and its one-thread rounding, by the last
- * block of a call's only launch or by a launch of its own. */
+ * kernels/exact.cuh's kernel and its rounding. */
 #include "check.cuh"
 #include "exact_sum.cuh"
 #include "kernels/exact.cuh"
@@ -61,8 +60,7 @@ done:
  * CR_EXACT_BLOCK_ELEMENTS (kernels/exact.cuh: its limbs' bound). */
 template <class T, bool SKIP_NAN>
 static cr_status
-launch_add(cr_exact_sum *s, const void *in, int64_t n,
-           const cr_exact_rounding *rounding, cudaStream_t stream,
+launch_add(cr_exact_sum *s, const void *in, int64_t n, cudaStream_t stream,
            cr_error *error)
 {
     cr_status status = CR_OK;
@@ -82,8 +80,7 @@ launch_add(cr_exact_sum *s, const void *in, int64_t n,
     exact_sum_kernel<T, SKIP_NAN><<<(unsigned)blocks, CR_EXACT_THREADS, 0,
                                     stream>>>(
         static_cast<const T *>(in), n,
-        static_cast<cr_exact_state *>(s->scratch), rounding != NULL,
-        rounding != NULL ? *rounding : cr_exact_rounding{});
+        static_cast<cr_exact_state *>(s->scratch));
     CR_CHECK(cudaGetLastError());
 done:
     return status;
@@ -92,44 +89,30 @@ done:
 template <class T>
 static cr_status
 launch_add_of(cr_exact_sum *s, const void *in, int64_t n, int skip_nan,
-              const cr_exact_rounding *rounding, cudaStream_t stream,
-              cr_error *error)
+              cudaStream_t stream, cr_error *error)
 {
-    return skip_nan
-        ? launch_add<T, true>(s, in, n, rounding, stream, error)
-        : launch_add<T, false>(s, in, n, rounding, stream, error);
-}
-
-/* The launch that adds the n elements at `in`, and with `rounding` (not
- * NULL) rounds the sum in its last block. */
-static cr_status
-add(cr_exact_sum *s, const void *in, int64_t n, cr_type type, int skip_nan,
-    const cr_exact_rounding *rounding, cudaStream_t stream, cr_error *error)
-{
-    switch (type) {
-    case CR_TYPE_FLOAT16:
-        return launch_add_of<__half>(s, in, n, skip_nan, rounding, stream,
-                                     error);
-    case CR_TYPE_BFLOAT16:
-        return launch_add_of<__nv_bfloat16>(s, in, n, skip_nan, rounding,
-                                            stream, error);
-    case CR_TYPE_FLOAT32:
-        return launch_add_of<float>(s, in, n, skip_nan, rounding, stream,
-                                    error);
-    case CR_TYPE_FLOAT64:
-        return launch_add_of<double>(s, in, n, skip_nan, rounding, stream,
-                                     error);
-    default:
-        return cr_fail(error, CR_ERR_INVALID, "an exact sum of elements "
-                       "other than float16, bfloat16, float32 or float64");
-    }
+    return skip_nan ? launch_add<T, true>(s, in, n, stream, error)
+                    : launch_add<T, false>(s, in, n, stream, error);
 }
 
 cr_status
 cr_exact_add(cr_exact_sum *s, const void *in, int64_t n, cr_type type,
              int skip_nan, cudaStream_t stream, cr_error *error)
 {
-    return add(s, in, n, type, skip_nan, NULL, stream, error);
+    switch (type) {
+    case CR_TYPE_FLOAT16:
+        return launch_add_of<__half>(s, in, n, skip_nan, stream, error);
+    case CR_TYPE_BFLOAT16:
+        return launch_add_of<__nv_bfloat16>(s, in, n, skip_nan, stream,
+                                            error);
+    case CR_TYPE_FLOAT32:
+        return launch_add_of<float>(s, in, n, skip_nan, stream, error);
+    case CR_TYPE_FLOAT64:
+        return launch_add_of<double>(s, in, n, skip_nan, stream, error);
+    default:
+        return cr_fail(error, CR_ERR_INVALID, "an exact sum of elements "
+                       "other than float16, bfloat16, float32 or float64");
+    }
 }
 
 /* How `request`'s sum is rounded, and where it goes: into request->out
@@ -156,13 +139,17 @@ rounding_of(const cr_exact_sum *s, const cr_request *request)
     return rounding;
 }
 
-/* The rounded result, queued: to the host at `result` (the value, or
- * nanmean's count and value), waited for; a device out has it already. */
-static cr_status
-deliver(const cr_exact_sum *s, const cr_request *request,
-        cudaStream_t stream, void *result, cr_error *error)
+cr_status
+cr_exact_finish(cr_exact_sum *s, const cr_request *request,
+                cudaStream_t stream, void *result, cr_error *error)
 {
     cr_status status = CR_OK;
+    exact_round_kernel<<<1, 32, 0, stream>>>(
+        static_cast<const cr_exact_state *>(s->scratch),
+        rounding_of(s, request));
+    CR_CHECK(cudaGetLastError());
+    /* A device out has it already; the host waits for the value, or
+     * nanmean's count and value. */
     if (request->out == NULL) {
         const size_t count_bytes =
             cr_op_counts(request->op) ? sizeof(int64_t) : 0;
@@ -171,33 +158,6 @@ deliver(const cr_exact_sum *s, const cr_request *request,
                                  cudaMemcpyDeviceToHost, stream));
         CR_CHECK(cudaStreamSynchronize(stream));
     }
-done:
-    return status;
-}
-
-cr_status
-cr_exact_sum_all(cr_exact_sum *s, const cr_request *request, const void *in,
-                 cr_type type, cudaStream_t stream, void *result,
-                 cr_error *error)
-{
-    const cr_exact_rounding rounding = rounding_of(s, request);
-    const cr_status status = add(s, in, request->n, type,
-                                 cr_op_skips_nan(request->op), &rounding,
-                                 stream, error);
-    return status != CR_OK ? status
-                           : deliver(s, request, stream, result, error);
-}
-
-cr_status
-cr_exact_finish(cr_exact_sum *s, const cr_request *request,
-                cudaStream_t stream, void *result, cr_error *error)
-{
-    cr_status status = CR_OK;
-    exact_round_kernel<<<1, 1, 0, stream>>>(
-        static_cast<const cr_exact_state *>(s->scratch),
-        rounding_of(s, request));
-    CR_CHECK(cudaGetLastError());
-    status = deliver(s, request, stream, result, error);
 done:
     return status;
 }

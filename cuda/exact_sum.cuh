@@ -1,8 +1,7 @@
 /* exact_sum.cuh: exact sums on the device (exact_sum.cu; issue 44,
  * docs/exact.md): the sum of every element added, exactly, into one
- * state of the call, then rounded once.  Opened once a call; for device
- * data added and rounded by one launch (cr_exact_sum_all), for host data
- * added to once a chunk and finished; closed.
+ * state of the call, then rounded once.  Opened once a call, added to
+ * once for device data or once a chunk for host data, finished, closed.
  * A zero-initialised one closes as a no-op. */
 #ifndef CUDAREDUCE_EXACT_SUM_CUH
 #define CUDAREDUCE_EXACT_SUM_CUH
@@ -34,14 +33,6 @@ cr_status cr_exact_open(cr_exact_sum *s, cudaStream_t stream, int capturing,
 cr_status cr_exact_add(cr_exact_sum *s, const void *in, int64_t n,
                        cr_type type, int skip_nan, cudaStream_t stream,
                        cr_error *error);
-
-/* cr_exact_add of request's n elements at `in` and cr_exact_finish in one
- * launch, whose last block rounds: for elements added all at once (device
- * data). */
-cr_status cr_exact_sum_all(cr_exact_sum *s, const cr_request *request,
-                           const void *in, cr_type type,
-                           cudaStream_t stream, void *result,
-                           cr_error *error);
 
 /* Rounds the sum of `request`'s elements once into request->result (a
  * mean, request->divide_by_n, the sum over the count of the n elements

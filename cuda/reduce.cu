@@ -249,8 +249,13 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
         }
     }
     if (request->exact) {
-        status = cr_exact_sum_all(&exact, request, stage ? input_buffer : in,
-                                  route.staged, stream, result, error);
+        status = cr_exact_add(&exact, stage ? input_buffer : in, request->n,
+                              route.staged, cr_op_skips_nan(request->op),
+                              stream, error);
+        if (status == CR_OK) {
+            status = cr_exact_finish(&exact, request, stream, result,
+                                     error);
+        }
         goto done;
     }
     if (request->out == NULL) {

@@ -2,9 +2,7 @@
  * thread sums its elements into a window (exact/window.h), the windows
  * are flushed into the block's limbs in shared memory, the blocks' limbs
  * into the call's limbs in global memory, and one thread rounds the
- * call's limbs once (exact/kulisch.h): of the last block to add its part
- * where the call is one launch (device data), else a launch of its own
- * after the host ring's chunks.
+ * call's limbs once (exact/kulisch.h), in a launch of its own.
  *
  * The limbs are carry-save: CR_KULISCH_LIMBS 64-bit integers whose value
  * is sum_k limb[k] 2^(32 k) in units of the exact accumulator's bit 0, so
@@ -48,7 +46,7 @@
 typedef struct {
     unsigned long long limb[CR_KULISCH_LIMBS];
     unsigned int specials;
-    unsigned int blocks_done;       /* of a launch whose last block rounds */
+    unsigned int padding;
     unsigned long long nans;        /* NaNs seen (nanmean's count) */
 } cr_exact_state;
 
@@ -378,22 +376,16 @@ limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
     }
 }
 
-__device__ __noinline__ void exact_round(const cr_exact_state *state,
-                                         const cr_exact_rounding &rounding);
-
 /* Adds the n elements at `in` (of T; NaNs skipped where SKIP_NAN, and
  * counted) to the call's state.  A thread reads 16 bytes at a time of the
  * part of `in` that starts at a 16-byte boundary, grid-strided, in rounds
  * that each add fewer elements to its window than its bound, then the
  * warp flushes; the elements before and after that part, one each, by the
- * first threads of the grid.  With `rounds` (the call's only launch) the
- * last block to add its part rounds the sum (exact_round), so that no
- * other launch waits behind this one to do it. */
+ * first threads of the grid. */
 template <class T, bool SKIP_NAN>
 __global__ void __launch_bounds__(CR_EXACT_THREADS, CR_EXACT_BLOCKS_PER_SM)
 exact_sum_kernel(const T *__restrict__ in, int64_t n,
-                 cr_exact_state *state, bool rounds,
-                 cr_exact_rounding rounding)
+                 cr_exact_state *state)
 {
     using traits = exact_traits<T>;
     using W = typename traits::window;
@@ -519,50 +511,31 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     if (SKIP_NAN && threadIdx.x == 0 && block_nans) {
         atomicAdd(&state->nans, block_nans);
     }
-    if (!rounds) {
-        return;
-    }
-    /* Each thread's additions to the state, then the block's ticket; the
-     * block that takes the last sees every other block's additions. */
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        last = atomicAdd(&state->blocks_done, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (last && threadIdx.x == 0) {
-        __threadfence();
-        exact_round(state, rounding);
-    }
 }
 
-/* The call's limbs, normalized, as an exact accumulator.  Read from L2
- * (other blocks' atomics put them there; this SM's L1 may hold none of
- * them, but a load must not be served from it). */
+/* The call's limbs, normalized, as an exact accumulator. */
 __device__ __forceinline__ void
 state_to_kulisch(const cr_exact_state *state, cr_kulisch *acc)
 {
     long long carry = 0;
     for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
-        const long long t = (long long)__ldcg(&state->limb[k]) + carry;
+        const long long t = (long long)state->limb[k] + carry;
         acc->limb[k] = (uint32_t)t;
         carry = t >> 32;
     }
 }
 
 /* The call's sum rounded as `rounding` says, and stored there.  One
- * thread; not inlined, so that the adding kernel's registers are its
- * loop's, not this rare code's. */
-__device__ __noinline__ void
+ * thread. */
+__device__ __forceinline__ void
 exact_round(const cr_exact_state *state, const cr_exact_rounding &rounding)
 {
     cr_kulisch acc;
     cr_specials specials;
     int overflow = 0;
     uint64_t bits;
-    const unsigned int seen = __ldcg(&state->specials);
-    const uint64_t count = (uint64_t)rounding.n - __ldcg(&state->nans);
+    const unsigned int seen = state->specials;
+    const uint64_t count = (uint64_t)rounding.n - state->nans;
     state_to_kulisch(state, &acc);
     specials.nan = (seen & CR_EXACT_NAN) != 0;
     specials.pos_inf = (seen & CR_EXACT_POS_INF) != 0;
@@ -591,12 +564,28 @@ exact_round(const cr_exact_state *state, const cr_exact_rounding &rounding)
     }
 }
 
-/* exact_round, after the launches that added the call's elements (a
- * host array's, a chunk each). */
-__global__ void
+/* exact_round, after the launches that added the call's elements, by a
+ * warp: its lanes copy the state into shared memory, 68 limbs at once,
+ * then lane 0 rounds from there.  The finishing launch of one thread took
+ * 4.1 to 5.5 us (docs/recorded/exact-2026-11-27-h200.txt, item 1), its
+ * carry loop's 68 loads from L2 the likely part of it.  (Rounding in the
+ * adding kernel's last block would save the launch, but under that
+ * kernel's launch bounds the rounding spills.) */
+__global__ void __launch_bounds__(32)
 exact_round_kernel(const cr_exact_state *state, cr_exact_rounding rounding)
 {
-    exact_round(state, rounding);
+    __shared__ cr_exact_state held;
+    for (int k = (int)threadIdx.x; k < CR_KULISCH_LIMBS; k += 32) {
+        held.limb[k] = state->limb[k];
+    }
+    if (threadIdx.x == 0) {
+        held.specials = state->specials;
+        held.nans = state->nans;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        exact_round(&held, rounding);
+    }
 }
 
 #endif /* CUDAREDUCE_KERNELS_EXACT_CUH */
