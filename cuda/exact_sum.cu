@@ -1,10 +1,9 @@
 /* exact_sum.cu: exact sums on the device (exact_sum.cuh): the grid of
- * kernels/exact.cuh's kernel and its one-thread rounding. */
+ * kernels/exact.cuh's kernel and its rounding. */
 #include "check.cuh"
 #include "exact_sum.cuh"
 #include "kernels/exact.cuh"
 #include "memory/pool.cuh"
-#include "store.cuh"
 
 static int
 is_exact_type(cr_type type)
@@ -116,14 +115,28 @@ cr_exact_add(cr_exact_sum *s, const void *in, int64_t n, cr_type type,
     }
 }
 
-/* The finishing kernel of each choice (DIVIDE, COUNTED). */
-template <bool DIVIDE, bool COUNTED>
-static void
-launch_finish(const cr_exact_state *state, cr_exact_format format,
-              int64_t n, void *result, cudaStream_t stream)
+/* How `request`'s sum is rounded, and where it goes: into request->out
+ * as it is (its value alone), or into the scratch's result, nanmean's
+ * count first (cr_counted_result's layout), for the host. */
+static cr_exact_rounding
+rounding_of(const cr_exact_sum *s, const cr_request *request)
 {
-    exact_finish_kernel<DIVIDE, COUNTED><<<1, 1, 0, stream>>>(
-        state, format, n, static_cast<unsigned char *>(result));
+    const cr_type type = request->result;
+    const int counted = cr_op_counts(request->op);
+    unsigned char *result = static_cast<unsigned char *>(s->device_result);
+    cr_exact_rounding rounding;
+    rounding.format = type == CR_TYPE_FLOAT64   ? CR_EXACT_FLOAT64
+                      : type == CR_TYPE_FLOAT32 ? CR_EXACT_FLOAT32
+                      : type == CR_TYPE_FLOAT16 ? CR_EXACT_FLOAT16
+                                                : CR_EXACT_BFLOAT16;
+    rounding.divide = counted || request->divide_by_n;
+    rounding.n = request->n;
+    rounding.count = request->out == NULL && counted
+                     ? reinterpret_cast<int64_t *>(result) : NULL;
+    rounding.value = request->out != NULL
+        ? static_cast<unsigned char *>(request->out)
+        : result + (counted ? sizeof(int64_t) : 0);
+    return rounding;
 }
 
 cr_status
@@ -131,46 +144,20 @@ cr_exact_finish(cr_exact_sum *s, const cr_request *request,
                 cudaStream_t stream, void *result, cr_error *error)
 {
     cr_status status = CR_OK;
-    const cr_type type = request->result;
-    const cr_exact_format format =
-        type == CR_TYPE_FLOAT64   ? CR_EXACT_FLOAT64
-        : type == CR_TYPE_FLOAT32 ? CR_EXACT_FLOAT32
-        : type == CR_TYPE_FLOAT16 ? CR_EXACT_FLOAT16
-                                  : CR_EXACT_BFLOAT16;
-    const cr_exact_state *state =
-        static_cast<const cr_exact_state *>(s->scratch);
-    const int counted = cr_op_counts(request->op);
-    /* nanmean's count comes first (cr_counted_result), then the value. */
-    const size_t value_at = counted ? sizeof(int64_t) : 0;
-    cr_request finished = *request;
-    if (counted) {
-        launch_finish<true, true>(state, format, request->n,
-                                  s->device_result, stream);
-    }
-    else if (request->divide_by_n) {
-        launch_finish<true, false>(state, format, request->n,
-                                   s->device_result, stream);
-    }
-    else {
-        launch_finish<false, false>(state, format, request->n,
-                                    s->device_result, stream);
-    }
+    exact_round_kernel<<<1, 32, 0, stream>>>(
+        static_cast<const cr_exact_state *>(s->scratch),
+        rounding_of(s, request));
     CR_CHECK(cudaGetLastError());
+    /* A device out has it already; the host waits for the value, or
+     * nanmean's count and value. */
     if (request->out == NULL) {
+        const size_t count_bytes =
+            cr_op_counts(request->op) ? sizeof(int64_t) : 0;
         CR_CHECK(cudaMemcpyAsync(result, s->device_result,
-                                 value_at + cr_type_size(type),
+                                 count_bytes + cr_type_size(request->result),
                                  cudaMemcpyDeviceToHost, stream));
         CR_CHECK(cudaStreamSynchronize(stream));
-        goto done;
     }
-    /* The value is the result already: stored as it is. */
-    finished.op = CR_OP_SUM;
-    finished.acc = finished.reduced = type;
-    finished.divide_by_n = 0;
-    status = cr_store_result(&finished,
-                             static_cast<const char *>(s->device_result)
-                                 + value_at,
-                             NULL, stream, error);
 done:
     return status;
 }

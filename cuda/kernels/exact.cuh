@@ -2,7 +2,7 @@
  * thread sums its elements into a window (exact/window.h), the windows
  * are flushed into the block's limbs in shared memory, the blocks' limbs
  * into the call's limbs in global memory, and one thread rounds the
- * call's limbs once (exact/kulisch.h).
+ * call's limbs once (exact/kulisch.h), in a launch of its own.
  *
  * The limbs are carry-save: CR_KULISCH_LIMBS 64-bit integers whose value
  * is sum_k limb[k] 2^(32 k) in units of the exact accumulator's bit 0, so
@@ -49,6 +49,19 @@ typedef struct {
     unsigned int padding;
     unsigned long long nans;        /* NaNs seen (nanmean's count) */
 } cr_exact_state;
+
+/* How the call's sum is rounded, and where it goes: the exact sum of its
+ * n elements rounded once to `format`, or with `divide` the sum over
+ * their count (n less the NaNs skipped) rounded once (a count of 0 gives
+ * NaN, as numpy.nanmean of nothing); its bits (2, 4 or 8 bytes) at
+ * `value`, and the count, as an int64, at `count` where not NULL. */
+typedef struct {
+    cr_exact_format format;
+    int divide;
+    int64_t n;
+    int64_t *count;
+    unsigned char *value;
+} cr_exact_rounding;
 
 /* An element type's window, and an element as the window takes it
  * (float16 and bfloat16 convert to float exactly). */
@@ -512,48 +525,66 @@ state_to_kulisch(const cr_exact_state *state, cr_kulisch *acc)
     }
 }
 
-/* The result's bits, into `result` (2, 4 or 8 bytes, as `format`): the
- * exact sum rounded once, or with DIVIDE the exact sum divided by the
- * count of the elements (n, less the NaNs skipped) rounded once (a count
- * of 0 gives NaN, as numpy.nanmean of nothing); with COUNTED the count
- * first, as an int64, and the bits 8 bytes on (cr_counted_result's
- * layout: nanmean's).  One thread. */
-template <bool DIVIDE, bool COUNTED>
-__global__ void
-exact_finish_kernel(const cr_exact_state *state, cr_exact_format format,
-                    int64_t n, unsigned char *result)
+/* The call's sum rounded as `rounding` says, and stored there.  One
+ * thread. */
+__device__ __forceinline__ void
+exact_round(const cr_exact_state *state, const cr_exact_rounding &rounding)
 {
     cr_kulisch acc;
     cr_specials specials;
     int overflow = 0;
     uint64_t bits;
-    const uint64_t count = (uint64_t)n - state->nans;
+    const unsigned int seen = state->specials;
+    const uint64_t count = (uint64_t)rounding.n - state->nans;
     state_to_kulisch(state, &acc);
-    specials.nan = (state->specials & CR_EXACT_NAN) != 0;
-    specials.pos_inf = (state->specials & CR_EXACT_POS_INF) != 0;
-    specials.neg_inf = (state->specials & CR_EXACT_NEG_INF) != 0;
-    if (DIVIDE) {
+    specials.nan = (seen & CR_EXACT_NAN) != 0;
+    specials.pos_inf = (seen & CR_EXACT_POS_INF) != 0;
+    specials.neg_inf = (seen & CR_EXACT_NEG_INF) != 0;
+    if (rounding.divide) {
         specials.nan |= count == 0;
-        bits = cr_exact_mean_result(&acc, &specials, count, format,
+        bits = cr_exact_mean_result(&acc, &specials, count, rounding.format,
                                     &overflow);
     }
     else {
-        bits = cr_exact_result(&acc, &specials, format, &overflow);
+        bits = cr_exact_result(&acc, &specials, rounding.format, &overflow);
     }
-    if (COUNTED) {
-        *reinterpret_cast<int64_t *>(result) = (int64_t)count;
-        result += sizeof(int64_t);
+    if (rounding.count != NULL) {
+        *rounding.count = (int64_t)count;
     }
-    switch (format) {
+    switch (rounding.format) {
     case CR_EXACT_FLOAT64:
-        *reinterpret_cast<uint64_t *>(result) = bits;
+        *reinterpret_cast<uint64_t *>(rounding.value) = bits;
         break;
     case CR_EXACT_FLOAT32:
-        *reinterpret_cast<uint32_t *>(result) = (uint32_t)bits;
+        *reinterpret_cast<uint32_t *>(rounding.value) = (uint32_t)bits;
         break;
     default:
-        *reinterpret_cast<uint16_t *>(result) = (uint16_t)bits;
+        *reinterpret_cast<uint16_t *>(rounding.value) = (uint16_t)bits;
         break;
+    }
+}
+
+/* exact_round, after the launches that added the call's elements, by a
+ * warp: its lanes copy the state into shared memory, 68 limbs at once,
+ * then lane 0 rounds from there.  The finishing launch of one thread took
+ * 4.1 to 5.5 us (docs/recorded/exact-2026-11-27-h200.txt, item 1), its
+ * carry loop's 68 loads from L2 the likely part of it.  (Rounding in the
+ * adding kernel's last block would save the launch, but under that
+ * kernel's launch bounds the rounding spills.) */
+__global__ void __launch_bounds__(32)
+exact_round_kernel(const cr_exact_state *state, cr_exact_rounding rounding)
+{
+    __shared__ cr_exact_state held;
+    for (int k = (int)threadIdx.x; k < CR_KULISCH_LIMBS; k += 32) {
+        held.limb[k] = state->limb[k];
+    }
+    if (threadIdx.x == 0) {
+        held.specials = state->specials;
+        held.nans = state->nans;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        exact_round(&held, rounding);
     }
 }
 
