@@ -17,8 +17,9 @@ speed depends on the range their windows meet.  ``exact`` must give the
 exact sum's bits, rounded once
 (:mod:`~cudareduce.bench.exact_reference`); the others its value within
 their rounding bound (2 sqrt(n) units of their accumulator's roundoff
-per |element| summed: a garbage result is caught, a lost element is not;
-the ladder's bench checks the plain sum exactly).
+per |element| summed, and one in the result's last place: a garbage
+result is caught, a lost element is not; the ladder's bench checks the
+plain sum exactly).
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ import numpy as np
 
 import cudareduce
 from .devices import Contender, Devices, unavailable
-from .exact_reference import array_sum, round_exact, value_of
+from .exact_reference import (FORMATS, array_sum, binade, limits,
+                              round_exact, value_of)
 from .exact_schema import (EXACT_KIND, EXACT_METHODS, EXACT_SCHEMA,
                            exact_groups, make_exact_result, speed_over,
                            validate_exact_document)
@@ -148,7 +150,9 @@ def exact_data(rng: np.random.Generator, n: int, dtype: str,
 class _Reference:
     """What the results of one input are checked against: its exact sum
     rounded once (the value ``exact`` gives) and the rounding bound of a
-    plain sum."""
+    plain sum: 2 sqrt(n) roundoffs of its accumulator per |element|
+    summed, and a unit in the last place of the result (a plain sum's
+    last rounding may go the other way from the exact sum's)."""
 
     def __init__(self, a: np.ndarray, dtype: str) -> None:
         total = array_sum(a)
@@ -160,8 +164,11 @@ class _Reference:
         self.total = total
         accumulator = 2.0 ** -53 if dtype == "float64" else 2.0 ** -24
         magnitude = float(np.sum(np.abs(a), dtype=np.float64))
+        least = limits(dtype)[0]
+        last_place = least if total == 0 else max(
+            least, Fraction(2) ** (binade(total) - (FORMATS[dtype][0] - 1)))
         self.bound = Fraction(accumulator * magnitude * 2 * math.sqrt(a.size)
-                              ) + abs(self.exact - total)
+                              ) + last_place
 
     def is_exact(self, got: np.ndarray) -> bool:
         """Whether `got` is the exact sum rounded once."""
