@@ -54,8 +54,8 @@ from typing import Any
 from .names import (DTYPES, OPS, REFERENCE_METHOD, ladder_methods,
                     numpy_dtype, peers_of)
 from .schema import (COUNT, OPTIONAL_POSITIVE, POSITIVE, Rules, check_kind,
-                     check_part, check_results, checked_probes, is_int,
-                     is_kind, is_text)
+                     check_part, check_results, check_verdict, checked_probes,
+                     is_int, is_kind, is_text)
 
 __all__ = [
     "AXIS_DOCUMENT_KEYS", "AXIS_FLOOR_KEYS", "AXIS_KIND", "AXIS_PROBE_KEYS",
@@ -343,31 +343,15 @@ def _check_probe(p: Mapping[str, Any], floor: Mapping[str, float],
                              f"the probe's times ({made[key]!r})")
 
 
+#: A result's figures, null where it was not timed.
+_FIGURES = ("cold_us", "batch_us", "gbps", "pct_floor")
+
+
 def _check_figures(r: Mapping[str, Any], where: str) -> None:
     """The rules that tie a result's figures to its verdict."""
-    figures = ("cold_us", "batch_us", "gbps", "pct_floor")
-    if r["unavailable"] is not None or r["correct"] is not True:
-        if r["unavailable"] is not None and r["correct"] is not None:
-            raise ValueError(f"{where}.correct: an unavailable result is "
-                             f"not run and must be null")
-        if r["unavailable"] is None and r["correct"] is None:
-            raise ValueError(f"{where}.correct: null only for an "
-                             f"unavailable result")
-        for key in figures:
-            if r[key] is not None:
-                raise ValueError(f"{where}.{key}: an untimed or WRONG result "
-                                 f"has no figures: must be null")
-        if r["batch"] or r["reps"]:
-            raise ValueError(f"{where}: an untimed or WRONG result has "
-                             f"batch and reps 0")
+    check_verdict(r, _FIGURES, where)
+    if r["correct"] is not True or r["unavailable"] is not None:
         return
-    for key in figures:
-        if r[key] is None:
-            raise ValueError(f"{where}.{key}: a correct result needs a "
-                             f"number > 0, got null")
-    if r["batch"] < 1 or r["reps"] < 1:
-        raise ValueError(f"{where}: a correct result has batch and reps "
-                         f">= 1")
     gbps = (r["read_bytes"] + r["write_bytes"]) / (r["batch_us"] * 1e3)
     if not _agrees(r["gbps"], gbps):
         raise ValueError(f"{where}.gbps: {r['gbps']!r} is not (read_bytes "

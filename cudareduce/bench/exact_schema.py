@@ -43,8 +43,8 @@ from typing import Any
 
 from .names import DTYPES, numpy_dtype
 from .schema import (COUNT, OPTIONAL_POSITIVE, POSITIVE, Rules, check_kind,
-                     check_part, check_results, checked_probes, is_int,
-                     is_kind, is_text)
+                     check_part, check_results, check_verdict, checked_probes,
+                     is_int, is_kind, is_text)
 
 __all__ = ["EXACT_DATA_KINDS", "EXACT_DOCUMENT_KEYS", "EXACT_KIND",
            "EXACT_METHODS",
@@ -196,19 +196,7 @@ def _check_result(r: Mapping[str, Any],
         if not _agrees(r[key], probe[f"read_{way}_us"]):
             raise ValueError(f"{where}.{key}: {r[key]!r} is not the read "
                              f"probe's {probe[f'read_{way}_us']!r}")
-    if r["unavailable"] is not None and r["correct"] is not None:
-        raise ValueError(f"{where}.correct: an unavailable result is not "
-                         f"run and must be null")
-    if r["unavailable"] is None and r["correct"] is None:
-        raise ValueError(f"{where}.correct: null only for an unavailable "
-                         f"result")
-    timed = r["unavailable"] is None and r["correct"] is True
-    for key in ("cold_us", "batch_us", "batch", "reps"):
-        if timed and not r[key]:
-            raise ValueError(f"{where}.{key}: a correct result is timed")
-        if not timed and r[key]:
-            raise ValueError(f"{where}.{key}: an untimed or WRONG result "
-                             f"has no figures")
+    check_verdict(r, ("cold_us", "batch_us", "gbps", "pct_floor"), where)
     for key in ("gbps", "pct_floor"):
         if (r[key] is None) != (made[key] is None) or (
                 r[key] is not None and not _agrees(r[key], made[key])):

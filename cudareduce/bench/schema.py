@@ -67,7 +67,7 @@ __all__ = [
     "OPTIONAL_POSITIVE", "POSITIVE", "PROBE_KEYS", "RESULT_KEYS", "SCHEMA",
     "TIME_KEYS", "TIMING_KEYS", "Rules",
     "check_device", "check_kind", "check_part", "check_provenance",
-    "check_results", "checked_probes", "describe_device", "is_date",
+    "check_results", "check_verdict", "checked_probes", "describe_device", "is_date",
     "is_int", "is_kind", "is_text", "listed",
     "make_document", "make_result", "now", "result_bytes",
     "validate_document", "write_json",
@@ -408,6 +408,43 @@ def check_kind(doc: Any, keys: Sequence[str], kind: str,
     check_provenance(doc)
     check_part(doc["timing"], {"method": (is_text, "a non-empty string")},
                "timing")
+
+
+def check_verdict(r: Mapping[str, Any], figures: Sequence[str],
+                  where: str) -> None:
+    """The rules that tie a result of the modes timed from Python
+    (``--axis``, ``--exact``) to its verdict: an unavailable one is not
+    run (``correct`` null), a WRONG or unavailable one has no `figures`
+    (null) and ``batch`` and ``reps`` 0, a correct one has them all, and
+    ``batch`` and ``reps`` of at least 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the first violation by its path.
+    """
+    if r["unavailable"] is not None or r["correct"] is not True:
+        if r["unavailable"] is not None and r["correct"] is not None:
+            raise ValueError(f"{where}.correct: an unavailable result is "
+                             f"not run and must be null")
+        if r["unavailable"] is None and r["correct"] is None:
+            raise ValueError(f"{where}.correct: null only for an "
+                             f"unavailable result")
+        for key in figures:
+            if r[key] is not None:
+                raise ValueError(f"{where}.{key}: an untimed or WRONG result "
+                                 f"has no figures: must be null")
+        if r["batch"] or r["reps"]:
+            raise ValueError(f"{where}: an untimed or WRONG result has "
+                             f"batch and reps 0")
+        return
+    for key in figures:
+        if r[key] is None:
+            raise ValueError(f"{where}.{key}: a correct result needs a "
+                             f"number > 0, got null")
+    if r["batch"] < 1 or r["reps"] < 1:
+        raise ValueError(f"{where}: a correct result has batch and reps "
+                         f">= 1")
 
 
 def check_results(doc: Mapping[str, Any],
