@@ -65,10 +65,10 @@ from .names import (DEFAULT_OP, DTYPES, FAST_METHOD, OPS,
 __all__ = [
     "COUNT", "DEVICE_KEYS", "DOCUMENT_KEYS", "FLOOR_KEYS",
     "OPTIONAL_POSITIVE", "POSITIVE", "PROBE_KEYS", "RESULT_KEYS", "SCHEMA",
-    "TIME_KEYS", "TIMING_KEYS", "Rules",
+    "TIME_KEYS", "TIMING_KEYS", "VERDICT_FIGURES", "Rules",
     "check_device", "check_kind", "check_part", "check_provenance",
-    "check_results", "check_verdict", "checked_probes", "describe_device", "is_date",
-    "is_int", "is_kind", "is_text", "listed",
+    "check_results", "check_verdict", "checked_probes", "describe_device",
+    "is_date", "is_int", "is_kind", "is_text", "listed",
     "make_document", "make_result", "now", "result_bytes",
     "validate_document", "write_json",
 ]
@@ -410,13 +410,17 @@ def check_kind(doc: Any, keys: Sequence[str], kind: str,
                "timing")
 
 
-def check_verdict(r: Mapping[str, Any], figures: Sequence[str],
-                  where: str) -> None:
+#: The figures of a result timed from Python (``--axis``, ``--exact``),
+#: null where it was not timed.
+VERDICT_FIGURES = ("cold_us", "batch_us", "gbps", "pct_floor")
+
+
+def check_verdict(r: Mapping[str, Any], where: str) -> None:
     """The rules that tie a result of the modes timed from Python
     (``--axis``, ``--exact``) to its verdict: an unavailable one is not
-    run (``correct`` null), a WRONG or unavailable one has no `figures`
-    (null) and ``batch`` and ``reps`` 0, a correct one has them all, and
-    ``batch`` and ``reps`` of at least 1.
+    run (``correct`` null), a WRONG or unavailable one has no
+    VERDICT_FIGURES (null) and ``batch`` and ``reps`` 0, a correct one
+    has them all, and ``batch`` and ``reps`` of at least 1.
 
     Raises
     ------
@@ -430,7 +434,7 @@ def check_verdict(r: Mapping[str, Any], figures: Sequence[str],
         if r["unavailable"] is None and r["correct"] is None:
             raise ValueError(f"{where}.correct: null only for an "
                              f"unavailable result")
-        for key in figures:
+        for key in VERDICT_FIGURES:
             if r[key] is not None:
                 raise ValueError(f"{where}.{key}: an untimed or WRONG result "
                                  f"has no figures: must be null")
@@ -438,7 +442,7 @@ def check_verdict(r: Mapping[str, Any], figures: Sequence[str],
             raise ValueError(f"{where}: an untimed or WRONG result has "
                              f"batch and reps 0")
         return
-    for key in figures:
+    for key in VERDICT_FIGURES:
         if r[key] is None:
             raise ValueError(f"{where}.{key}: a correct result needs a "
                              f"number > 0, got null")
