@@ -1,0 +1,118 @@
+"""benchmarks/host_links.py without a GPU: its arguments, the host
+memcpy rows (which need no GPU: timed here for real, on small arrays),
+and the floors and the table on made-up rows (the H2D rows need the GPU
+machine; their output goes to docs/recorded/)."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "host_links.py"
+_spec = importlib.util.spec_from_file_location("host_links", SCRIPT)
+host_links = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(host_links)
+
+GIB = 1 << 30
+
+
+def row(name, gpus, gbps, nbytes=2 * GIB, threads=None):
+    """A row of `name` moving `nbytes` at `gbps`."""
+    found = {"row": name, "gpus": gpus, "nbytes": nbytes,
+             "seconds": nbytes / (gbps * 1e9)}
+    if threads is not None:
+        found["threads"] = threads
+    return found
+
+
+def test_defaults():
+    args = host_links.parse_args([])
+    assert (args.gib, args.gpus, args.threads, args.repeats,
+            args.json) == (2.0, None, None, 5, None)
+
+
+@pytest.mark.parametrize("argv", [["--gib", "0"], ["--gpus", "0"],
+                                  ["--threads", "-2"], ["--repeats", "0"]])
+def test_non_positive_arguments_are_refused(argv):
+    with pytest.raises(SystemExit):
+        host_links.parse_args(argv)
+
+
+@pytest.mark.parametrize("most, counts", [(1, [1]), (2, [1, 2]),
+                                          (4, [1, 2, 4]),
+                                          (6, [1, 2, 4, 6]),
+                                          (16, [1, 2, 4, 8, 16])])
+def test_thread_counts_double_up_to_the_most(most, counts):
+    assert host_links.thread_counts(most) == counts
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 7])
+def test_host_copy_copies_every_share(threads):
+    """Each thread's share lands where it belongs, the bounds included
+    (the shares are uneven for 3 and 7 threads)."""
+    source = np.arange(1000, dtype=np.uint8)
+    target = np.zeros_like(source)
+    seconds = host_links.host_copy_seconds(source, target, threads, 3)
+    assert seconds > 0
+    assert np.array_equal(target, source)
+
+
+def test_the_floor_is_the_links_where_the_host_feeds_them():
+    rows = [row("pinned H2D", 1, 55), row("pinned H2D", 2, 110, 4 * GIB),
+            row("host memcpy", 2, 200, 4 * GIB, threads=16)]
+    found = host_links.floors(rows)
+    assert found[1]["floor_gbps"] == pytest.approx(55)
+    assert found[2]["floor_gbps"] == pytest.approx(110)
+    assert found[2]["host_gbps"] == pytest.approx(200)
+
+
+def test_the_floor_is_the_host_where_it_feeds_less():
+    """Four GPUs take 171 GB/s; 16 threads copy 68: the staging copy is
+    the floor (the issue's figures for four H200s)."""
+    rows = [row("pinned H2D", 1, 55), row("pinned H2D", 4, 171, 8 * GIB),
+            row("host memcpy", 4, 9, 8 * GIB, threads=1),
+            row("host memcpy", 4, 68, 8 * GIB, threads=16)]
+    found = host_links.floors(rows)
+    assert found[4]["host_gbps"] == pytest.approx(68)
+    assert found[4]["floor_gbps"] == pytest.approx(68)
+
+
+def test_registration_counts_where_it_feeds_more_than_the_copy():
+    """Registered memory at 160 GB/s on four GPUs, registering at 20
+    GB/s: 1 / (1/160 + 1/20) = 17.8 GB/s, below the copy's 68 (the
+    copy's rate is the feed); at 2000 GB/s it is 148.1, above it."""
+    base = [row("pinned H2D", 4, 171, 8 * GIB),
+            row("host memcpy", 4, 68, 8 * GIB, threads=16),
+            row("registered H2D", 4, 160, 8 * GIB)]
+    slow = host_links.floors(base + [row("register", 1, 20)])[4]
+    assert slow["host_gbps"] == pytest.approx(68)
+    fast = host_links.floors(base + [row("register", 1, 2000)])[4]
+    assert fast["host_gbps"] == pytest.approx(1 / (1 / 160 + 1 / 2000))
+    assert fast["floor_gbps"] == pytest.approx(fast["host_gbps"])
+
+
+def test_without_host_rows_the_floor_is_the_links():
+    found = host_links.floors([row("pinned H2D", 2, 110, 4 * GIB)])
+    assert found[2] == {"links_gbps": pytest.approx(110), "host_gbps": None,
+                        "floor_gbps": pytest.approx(110)}
+
+
+def test_report_has_every_row_and_the_floors_against_one_gpu():
+    rows = [row("pinned H2D", 1, 55), row("pinned H2D", 2, 110, 4 * GIB),
+            row("pageable H2D", 1, 9),
+            row("host memcpy", 2, 80, 4 * GIB, threads=8)]
+    text = host_links.report(rows)
+    lines = text.splitlines()
+    assert lines[0].split() == ["row", "GPUs", "threads", "GiB", "ms",
+                                "GB/s"]
+    assert any(line.split()[:2] == ["pageable", "H2D"]
+               and line.split()[-1] == "9.0" for line in lines)
+    assert any(line.split()[:3] == ["host", "memcpy", "2"]
+               and line.split()[3] == "8" for line in lines)
+    floor_two = next(line for line in lines[lines.index(""):]
+                     if line.split()[:1] == ["2"])
+    # two GPUs: links 110, host 80: the floor 80, 1.45x one GPU's 55
+    # (one GPU's links, below the host's 80)
+    assert floor_two.split() == ["2", "110.0", "80.0", "80.0", "1.45"]
