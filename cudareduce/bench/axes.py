@@ -135,19 +135,20 @@ def matches(got: np.ndarray, reference: np.ndarray, rtol: float) -> bool:
 
 
 def _contenders(devices: Devices, op: str, axis: int, library: str,
-            rows: list, dtype: str) -> list[Contender]:
-    """Ours (``fast``, ``cub``, the ladder's steps) and the peers of
-    `op` along `axis` (:func:`~cudareduce.bench.axis_schema.axis_peers`),
-    on the copies `rows` of `library`."""
+            rows: list, dtype: str, names: Sequence[str]) -> list[Contender]:
+    """The contenders `names` (:func:`_names`: ours, ``fast``, ``cub``,
+    the ladder's steps, then peers of `op` along `axis`,
+    :func:`~cudareduce.bench.axis_schema.axis_peers`), on the copies
+    `rows` of `library`."""
     reduce = getattr(cudareduce, op)
     # A method that does not reduce along axes (yet) says so with a
     # ValueError; a dtype it does not take, with a TypeError.
-    found = [Contender(m, lambda x, m=m: reduce(x, axis=axis, method=m),
-                        rows, None, (ValueError, TypeError), nullcontext)
-             for m in _our_methods()]
-    for name in axis_peers(op):
-        found.append(_peer(devices, name, axis, library, rows, dtype))
-    return found
+    return [Contender(name, lambda x, m=name: reduce(x, axis=axis,
+                                                     method=m),
+                      rows, None, (ValueError, TypeError), nullcontext)
+            if name in _our_methods()
+            else _peer(devices, name, axis, library, rows, dtype)
+            for name in names]
 
 def _peer(devices: Devices, name: str, axis: int, library: str, rows: list,
       dtype: str) -> Contender:
@@ -203,11 +204,12 @@ def _cases(shapes: Iterable[Sequence[Any]] | None) -> list[AxisCase]:
 
 
 def _measure_case(devices: Devices, case: AxisCase, op: str, dtype: str,
-                  rng: np.random.Generator, info: Mapping[str, Any],
-                  floor: Mapping[str, float], probes: dict[int, dict],
-                  bar: Progress) -> list[dict]:
-    """The results of one case of one dtype, every contender's; the probe
-    at its input's bytes measured first where it is not yet."""
+                  names: Sequence[str], rng: np.random.Generator,
+                  info: Mapping[str, Any], floor: Mapping[str, float],
+                  probes: dict[int, dict], bar: Progress) -> list[dict]:
+    """The results of one case of one dtype, each of the contenders
+    `names`; the probe at its input's bytes measured first where it is
+    not yet."""
     a = random_array(rng, math.prod(case.shape), dtype, op).reshape(
         case.shape)
     reference = reference_along(a, op, case.axis)
@@ -227,10 +229,10 @@ def _measure_case(devices: Devices, case: AxisCase, op: str, dtype: str,
     try:
         library, rows = devices.copies(a, buffers)
         contenders = _contenders(devices, op, case.axis, library, rows,
-                                  dtype)
+                                  dtype, names)
     except LookupError as e:            # no library holds the dtype
         rows, contenders = [], [unavailable(name, str(e))
-                                for name in _names(op)]
+                                for name in names]
     results = []
     for contender in contenders:
         figures = devices.measure(
@@ -253,15 +255,45 @@ def _our_methods() -> list[str]:
               if m not in (FAST_METHOD, REFERENCE_METHOD))]
 
 
-def _names(op: str) -> list[str]:
-    """The contenders' names of `op`, ours first, as
-    :func:`_contenders` orders them."""
-    return [*_our_methods(), *axis_peers(op)]
+def _names(op: str, methods: Sequence[str] | None = None,
+           peers: bool = True) -> list[str]:
+    """The contenders' names of a case of `op`, ours first, as
+    :func:`_contenders` orders them: those of `methods` (ours and peers'
+    names), or all of ours; the peers `methods` names, or, where it names
+    none (of any op's), all of `op`'s unless `peers` is False."""
+    theirs = axis_peers(op)
+    if methods is None:
+        return [*_our_methods(), *(theirs if peers else ())]
+    named = any(name not in _our_methods() for name in methods)
+    return [*(m for m in _our_methods() if m in methods),
+            *(p for p in theirs if p in methods
+              or (peers and not named))]
+
+
+def _check_methods(ops: Iterable[str], methods: Sequence[str] | None,
+                   peers: bool) -> None:
+    """Raise ValueError unless each of `methods` is ours or a peer of one
+    of `ops` (the cases' ops), and `peers` is not False where it names
+    a peer."""
+    if methods is None:
+        return
+    valid = [*_our_methods(), *(p for op in dict.fromkeys(ops)
+                                for p in axis_peers(op))]
+    if not methods:
+        raise ValueError("methods: empty list")
+    unknown = [m for m in methods if m not in valid]
+    if unknown:
+        raise ValueError(f"unknown method {unknown[0]!r}; valid methods: "
+                         + ", ".join(valid))
+    if not peers and any(m not in _our_methods() for m in methods):
+        raise ValueError("peers named in methods, but peers=False")
 
 
 def run_axes(op: str = DEFAULT_OP, dtypes: Iterable[str] = AXIS_DTYPES,
              shapes: Iterable[Sequence[Any]] | None = None,
-             progress: bool = True, *, seed: int | None = None) -> dict:
+             progress: bool = True, *, seed: int | None = None,
+             methods: Sequence[str] | None = None,
+             peers: bool = True) -> dict:
     """What ``--axis`` measures: each case reduced along its axis by ours
     and the peers, each checked, then timed cold and back to back under
     its floor.
@@ -280,6 +312,14 @@ def run_axes(op: str = DEFAULT_OP, dtypes: Iterable[str] = AXIS_DTYPES,
         Show a progress bar over the cases' contenders.
     seed : int, optional
         Seed of the random data (default: fresh entropy every run).
+    methods : sequence of str, optional
+        The contenders to time, ours and peers by name (``"fast"``,
+        ``"torch.sum"``, ``"cupy.sum[cub]"``, ...; default: every one of
+        ours); where it names no peer, every peer of each case's op
+        unless `peers` is False.  A document of some contenders only has
+        no figure for the others' targets.
+    peers : bool
+        Time the peers (default True).
 
     Returns
     -------
@@ -300,7 +340,8 @@ def run_axes(op: str = DEFAULT_OP, dtypes: Iterable[str] = AXIS_DTYPES,
     cudareduce.CudaError
         No usable CUDA device, or a CUDA call failed.
     ValueError
-        Unknown op or dtype, a dtype named twice, or a malformed case.
+        Unknown op, dtype or method, a dtype named twice, a malformed
+        case, or peers named in `methods` with `peers` False.
     MemoryError
         Not enough GPU memory for an input.
     """
@@ -313,19 +354,22 @@ def run_axes(op: str = DEFAULT_OP, dtypes: Iterable[str] = AXIS_DTYPES,
         raise ValueError(f"dtypes: expected distinct dtypes of {DTYPES}, "
                          f"got {dtypes!r}")
     cases = _cases(shapes)
+    methods = None if methods is None else list(methods)
+    _check_methods([case.op or op for case in cases], methods, peers)
     info = device_info()
     devices = Devices(info["ordinal"], "the --axis mode")
     floor = measure_empty()
     probes: dict[int, dict] = {}
     rng = np.random.default_rng(seed)
     results: list[dict] = []
-    bar = Progress(sum(len(_names(case.op or op)) for case in cases)
-                   * len(dtypes), progress)
+    names = {case: _names(case.op or op, methods, peers) for case in cases}
+    bar = Progress(sum(map(len, names.values())) * len(dtypes), progress)
     try:
         for dtype in dtypes:
             for case in cases:
                 results += _measure_case(devices, case, case.op or op, dtype,
-                                         rng, info, floor, probes, bar)
+                                         names[case], rng, info, floor,
+                                         probes, bar)
     finally:
         bar.close()
     document = {"kind": AXIS_KIND, "schema": AXIS_SCHEMA,

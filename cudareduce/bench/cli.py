@@ -107,8 +107,9 @@ def _parser() -> argparse.ArgumentParser:
                         f"/ read rate + bytes written / write rate, timed "
                         f"in the same run); --op for the cases but the "
                         f"argmax one, --dtype a comma list (default "
-                        f"{','.join(AXIS_DTYPES)}); --plot draws the "
-                        f"shares of the floor")
+                        f"{','.join(AXIS_DTYPES)}), --methods and "
+                        f"--no-peers choose the contenders (default: "
+                        f"all); --plot draws the shares of the floor")
     p.add_argument("--exact", action="store_true",
                    help=f"time exact=True instead, beside the plain fast "
                         f"sum, cub and CUB's gpu_to_gpu deterministic "
@@ -248,10 +249,12 @@ def _say_wrong(document: Mapping[str, Any],
             f"{r['method']} ({where(r)})" for r in wrong), file=sys.stderr)
 
 
-def _axis(args: argparse.Namespace, dtypes: list[str]) -> int:
+def _axis(args: argparse.Namespace, dtypes: list[str],
+          methods: list[str] | None) -> int:
     """The ``--axis`` mode: the report, the JSON, the plot."""
     try:
-        document = run_axes(args.op, dtypes, progress=True, seed=args.seed)
+        document = run_axes(args.op, dtypes, progress=True, seed=args.seed,
+                            methods=methods, peers=not args.no_peers)
     except ImportError as e:            # no CuPy
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
@@ -339,12 +342,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _exact(args, dtypes, kinds)
 
     if args.axis:
-        if args.peers or args.host or args.counters or args.methods \
-                or args.no_peers or args.n or args.sizes \
-                or args.threads is not None:
-            parser.error("--axis combines with --op, --dtype, --json, "
-                         "--plot and --seed only")
-        return _axis(args, dtypes)
+        if args.peers or args.host or args.counters or args.n \
+                or args.sizes or args.threads is not None:
+            parser.error("--axis combines with --op, --dtype, --methods, "
+                         "--no-peers, --json, --plot and --seed only")
+        try:
+            return _axis(args, dtypes, methods)
+        except ValueError as e:         # a method of no case's op
+            parser.error(str(e))
 
     if args.counters:
         if args.peers or args.host or args.sizes or args.plot \

@@ -383,6 +383,44 @@ def test_run_axes_refuses_bad_arguments(fake_axis_device):
         axes.run_axes(shapes=[], progress=False)
 
 
+@pytest.mark.parametrize("methods, peers, wanted", [
+    (["fast"], False, lambda op: ["fast"]),
+    (["fast", "cub"], True, lambda op: ["fast", "cub", *axis_peers(op)]),
+    (["cub", "fast", "cupy.sum"], True,
+     lambda op: ["fast", "cub"] + (["cupy.sum"] if op == "sum" else [])),
+    (None, False, lambda op: list(OURS)),
+    (["fast", "cupy.argmax[cub]"], True,
+     lambda op: ["fast"] + (["cupy.argmax[cub]"] if op == "argmax"
+                            else []))])
+def test_run_axes_times_the_contenders_asked_for(fake_axis_device, methods,
+                                                 peers, wanted):
+    """`methods` chooses ours (in our order) and peers by name; naming
+    no peer keeps every peer of each case's op unless `peers` is False;
+    a peer named for one op times nothing in another op's case."""
+    doc = axes.run_axes(shapes=SMALL, progress=False, seed=1,
+                        methods=methods, peers=peers)
+    validate_axis_document(doc)
+    for case in SMALL:
+        op = case.op or "sum"
+        got = [r["method"] for r in doc["results"]
+               if (r["op"], tuple(r["shape"]), r["axis"])
+               == (op, case.shape, case.axis)]
+        assert got == wanted(op), (case, got)
+
+
+@pytest.mark.parametrize("methods, peers, message", [
+    (["fast", "bogus"], True, "unknown method 'bogus'"),
+    (["torch.median"], True, "unknown method 'torch.median'"),
+    ([], True, "methods: empty list"),
+    (["fast", "torch.sum"], False, "peers named in methods, but "
+                                   "peers=False")])
+def test_run_axes_refuses_methods_of_no_case(fake_axis_device, methods,
+                                             peers, message):
+    with pytest.raises(ValueError, match=message):
+        axes.run_axes(shapes=SMALL, progress=False, methods=methods,
+                      peers=peers)
+
+
 def test_run_axes_needs_cupy(monkeypatch):
     import sys
     monkeypatch.setitem(sys.modules, "cupy", None)

@@ -402,8 +402,8 @@ class _FakeRunAxes:
     def __init__(self, document):
         self.document, self.calls = document, []
 
-    def __call__(self, op, dtypes, *, progress, seed):
-        self.calls.append((op, dtypes, progress, seed))
+    def __call__(self, op, dtypes, *, progress, seed, methods, peers):
+        self.calls.append((op, dtypes, progress, seed, methods, peers))
         return self.document
 
 
@@ -416,10 +416,13 @@ def test_axis_prints_the_report_and_writes_the_document(tmp_path, capsys,
     assert cli.main(["--axis", "--json", str(path)]) == 0
     assert cli.main(["--axis", "--op", "prod", "--dtype", "float16, int8",
                      "--seed", "4"]) == 0
-    assert fake.calls == [("sum", ["float32"], True, None),
-                          ("prod", ["float16", "int8"], True, 4)]
+    assert cli.main(["--axis", "--methods", "fast, cub", "--no-peers"]) == 0
+    assert fake.calls == [("sum", ["float32"], True, None, None, True),
+                          ("prod", ["float16", "int8"], True, 4, None, True),
+                          ("sum", ["float32"], True, None, ["fast", "cub"],
+                           False)]
     out, _ = capsys.readouterr()
-    assert out == 2 * (axes.format_axes(document) + "\n")
+    assert out == 3 * (axes.format_axes(document) + "\n")
     assert json.loads(path.read_text(encoding="utf-8")) == document
 
 
@@ -457,8 +460,6 @@ def test_axis_without_cupy_exits_1(capsys, monkeypatch):
 @pytest.mark.parametrize("argv", [["--axis", "--peers"],
                                   ["--axis", "--host"],
                                   ["--axis", "--counters"],
-                                  ["--axis", "--methods", "fast"],
-                                  ["--axis", "--no-peers"],
                                   ["--axis", "--n", "2^20"],
                                   ["--axis", "--sizes", "2^10..2^12"],
                                   ["--axis", "--threads", "512"]])
@@ -467,8 +468,20 @@ def test_axis_refuses_other_options(argv, capsys, monkeypatch):
     with pytest.raises(SystemExit) as info:
         cli.main(argv)
     assert info.value.code == 2
-    assert "--axis combines with --op, --dtype, --json, --plot and --seed " \
-        "only" in capsys.readouterr().err
+    assert "--axis combines with --op, --dtype, --methods, --no-peers, " \
+        "--json, --plot and --seed only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--methods", "fast,bogus"], "unknown method 'bogus'"),
+    (["--methods", "torch.sum", "--no-peers"],
+     "peers named in methods, but peers=False")])
+def test_axis_refuses_methods_of_no_case(argv, said, capsys):
+    """The real run_axes refuses them before it looks for a device."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--axis", *argv])
+    assert info.value.code == 2
+    assert said in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("dtype, said", [("float8", "unknown dtype 'float8'"),
