@@ -1,0 +1,286 @@
+/* axis_passes.cu: the passes of a reduction along an axis (run_rows, as
+ * cuda/axes.cu runs them into a device out) of one tree's kernels, timed
+ * alone: the sums of int8, float16 and float32 over the --axis bench's
+ * shapes, so that trees (commits, or a kernel's variants) compare in one
+ * device call without building the extension for each.
+ *
+ * Build it against a tree's cuda/ (this file compiles the sums' row
+ * instances only, not the units of instances.def: CR_UNIT=0):
+ *   T=<tree>; nvcc -O3 -std=c++17 --expt-relaxed-constexpr
+ *     -gencode=arch=compute_90,code=sm_90 -DCR_UNIT=0 -I$T/cuda
+ *     -I$T/cuda/include -o axis_passes benchmarks/axis_passes.cu
+ *     $T/cuda/rows_plan.c $T/cuda/facts.c $T/cuda/fail.c
+ * Run: ./axis_passes [label]; a line a case: the median of back-to-back
+ * calls (a batch queued behind a kernel that holds the stream, as
+ * nvbench's blocking kernel, inputs rotated past L2), in us, and whether
+ * the results were checked right against the host's (integers exact,
+ * floats within 1e-3 relative of a double sum).
+ *
+ * The trees back to the first of issue 43's axis stack differ in
+ * cr_rows_plan_passes' arguments (item size; + partials' size; + whether
+ * any order is the same); plan_passes takes each.
+ */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "instances/runners_impl.cuh"
+
+#define CHECK_CUDA(call)                                                  \
+    do {                                                                  \
+        cudaError_t e_ = (call);                                          \
+        if (e_ != cudaSuccess) {                                          \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,            \
+                    cudaGetErrorString(e_));                              \
+            exit(1);                                                      \
+        }                                                                 \
+    } while (0)
+
+/* device.cu's, which this file does not link: a CUDA error in a pass
+ * ends the run. */
+cr_status cr_record_cuda_error(cudaError_t code, const char *call,
+                               cr_error *error)
+{
+    (void)error;
+    fprintf(stderr, "%s: %s\n", call, cudaGetErrorString(code));
+    exit(1);
+}
+
+/* Holds the stream until the host has queued the batch behind it. */
+__global__ void hold(const volatile int *released)
+{
+    while (*released == 0) {
+    }
+}
+
+template <class F>
+static void plan_of(F passes, const cr_rows *rows, size_t item,
+                    size_t partial, cr_rows_plan *plan)
+{
+    if constexpr (std::is_invocable_v<F, const cr_rows *, size_t,
+                                      cr_rows_plan *>) {
+        passes(rows, item, plan);
+    }
+    else if constexpr (std::is_invocable_v<F, const cr_rows *, size_t,
+                                           size_t, cr_rows_plan *>) {
+        passes(rows, item, partial, plan);
+    }
+    else {
+        passes(rows, item, partial, 0, plan);
+    }
+}
+
+/* One reduction of a (rows_count, columns) C-contiguous array along
+ * `axis` into a packed device out, as axes.cu runs it. */
+template <class T, class Acc, class Op>
+struct axis_call {
+    cr_rows rows{};
+    cr_rows_plan plan{};
+    unsigned char *partials[2] = {nullptr, nullptr};
+    unsigned char *out = nullptr;
+
+    axis_call(int64_t rows_count, int64_t columns, int axis)
+    {
+        rows.kept_ndim = 1;
+        rows.rows = axis == 1 ? rows_count : columns;
+        rows.length = axis == 1 ? columns : rows_count;
+        rows.stride = axis == 1 ? sizeof(T) : columns * sizeof(T);
+        rows.kept_shape[0] = rows.rows;
+        rows.kept_strides[0] = axis == 1 ? columns * sizeof(T) : sizeof(T);
+        rows.out_strides[0] = sizeof(Acc);
+        plan_of(cr_rows_plan_passes, &rows, sizeof(T), sizeof(Acc), &plan);
+        for (int p = 0; p + 1 < plan.count && p < 2; p++) {
+            CHECK_CUDA(cudaMalloc(&partials[p], rows.rows
+                                  * plan.pass[p].chunks * sizeof(Acc)));
+        }
+        CHECK_CUDA(cudaMalloc(&out, rows.rows * sizeof(Acc)));
+    }
+
+    ~axis_call()
+    {
+        cudaFree(partials[0]);
+        cudaFree(partials[1]);
+        cudaFree(out);
+    }
+
+    void run(const void *in, cudaStream_t stream)
+    {
+        const int64_t acc = sizeof(Acc);
+        for (int p = 0; p < plan.count; p++) {
+            const bool last = p == plan.count - 1;
+            cr_rows_geometry geometry{};
+            geometry.ndim = 1;
+            geometry.shape[0] = rows.rows;
+            geometry.in_strides[0] = p == 0 ? rows.kept_strides[0]
+                                            : plan.pass[p].length * acc;
+            geometry.out_strides[0] = last ? acc : plan.pass[p].chunks * acc;
+            cr_rows_merge(&geometry);
+            cr_error error{};
+            if (run_rows<T, Acc, Op>(&plan, p,
+                                     p == 0 ? in : partials[(p - 1) % 2],
+                                     &geometry, rows.rows,
+                                     p == 0 ? rows.stride : acc,
+                                     last ? out : partials[p % 2], acc,
+                                     stream, &error) != CR_OK) {
+                fprintf(stderr, "run_rows failed: %s\n", error.message);
+                exit(1);
+            }
+        }
+    }
+};
+
+/* Elements from a hash of their index: small integers, exact in every
+ * type's sum. */
+template <class T>
+__global__ void fill(T *p, int64_t n, uint32_t seed)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        uint32_t x = (uint32_t)i * 2654435761u ^ seed;
+        x ^= x >> 13;
+        x *= 0x5bd1e995u;
+        x ^= x >> 15;
+        p[i] = T((int)(x % 7) - 3);
+    }
+}
+
+template <class T>
+static double host_value(T v)
+{
+    if constexpr (std::is_same_v<T, __half>) {
+        return (double)__half2float(v);
+    }
+    else {
+        return (double)v;
+    }
+}
+
+template <class T, class Acc, class Op>
+static const char *checked(axis_call<T, Acc, Op> &call, const T *device,
+                           int64_t rows_count, int64_t columns, int axis)
+{
+    std::vector<T> h(rows_count * columns);
+    CHECK_CUDA(cudaMemcpy(h.data(), device, h.size() * sizeof(T),
+                          cudaMemcpyDeviceToHost));
+    std::vector<Acc> got(call.rows.rows);
+    CHECK_CUDA(cudaMemcpy(got.data(), call.out, got.size() * sizeof(Acc),
+                          cudaMemcpyDeviceToHost));
+    for (int64_t r = 0; r < call.rows.rows; r++) {
+        double sum = 0;
+        for (int64_t k = 0; k < call.rows.length; k++) {
+            sum += host_value(axis == 1 ? h[r * columns + k]
+                                        : h[k * columns + r]);
+        }
+        const double value = std::is_integral_v<Acc>
+                             ? (double)(int64_t)got[r] : (double)got[r];
+        if (std::fabs(value - sum) > (std::is_integral_v<Acc> ? 0.0
+                                      : 1e-3 * std::fabs(sum) + 1e-3)) {
+            return "WRONG";
+        }
+    }
+    return "ok";
+}
+
+/* The median over 15 batches of 10 calls of the time a call. */
+template <class F>
+static double back_to_back(F call, cudaStream_t stream, int *released)
+{
+    cudaEvent_t start, stop;
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+    std::vector<double> us;
+    int k = 0;
+    for (int r = -2; r < 15; r++) {
+        *(volatile int *)released = 0;
+        hold<<<1, 1, 0, stream>>>(released);
+        CHECK_CUDA(cudaGetLastError());
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        for (int i = 0; i < 10; i++) {
+            call(k++);
+        }
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        *(volatile int *)released = 1;
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        float ms;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        if (r >= 0) {
+            us.push_back(ms * 1e3 / 10);
+        }
+    }
+    CHECK_CUDA(cudaEventDestroy(start));
+    CHECK_CUDA(cudaEventDestroy(stop));
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
+}
+
+template <class T, class Acc, class Op>
+static void time_case(const char *label, const char *dtype,
+                      int64_t rows_count, int64_t columns, int axis,
+                      cudaStream_t stream, int *released)
+{
+    const int64_t n = rows_count * columns;
+    const int64_t bytes = n * (int64_t)sizeof(T);
+    /* Enough inputs to pass 200 MiB, the H100's and H200's L2 four
+     * times over, at most 8. */
+    const int count = (int)std::min<int64_t>(8, ((200ll << 20) + bytes - 1)
+                                                / bytes);
+    std::vector<T *> inputs(count);
+    for (auto &input : inputs) {
+        CHECK_CUDA(cudaMalloc(&input, bytes));
+        fill<<<1024, 256, 0, stream>>>(input, n, (uint32_t)(uintptr_t)input);
+        CHECK_CUDA(cudaGetLastError());
+    }
+    axis_call<T, Acc, Op> call(rows_count, columns, axis);
+    const double us = back_to_back(
+        [&](int k) { call.run(inputs[k % count], stream); }, stream,
+        released);
+    call.run(inputs[0], stream);
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    printf("%s %-8s (%lld, %lld) axis %d %9.1f us  %d passes, pass 0 "
+           "kernel %d  %s\n", label, dtype, (long long)rows_count,
+           (long long)columns, axis, us, call.plan.count,
+           (int)call.plan.pass[0].kernel,
+           checked(call, inputs[0], rows_count, columns, axis));
+    fflush(stdout);
+    for (auto &input : inputs) {
+        CHECK_CUDA(cudaFree(input));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *label = argc > 1 ? argv[1] : "tree";
+    struct shape {
+        int64_t rows, columns;
+        int axis;
+    };
+    const shape shapes[] = {
+        {1 << 24, 4, 1},  {4, 1 << 24, 1},       {4096, 4096, 1},
+        {4096, 4096, 0},  {1 << 24, 4, 0},       {4, 1 << 24, 0},
+        {1 << 16, 1 << 10, 1}, {1 << 16, 1 << 10, 0},
+        {1 << 10, 1 << 16, 1}, {1 << 10, 1 << 16, 0},
+    };
+    cudaStream_t stream;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    int *released;
+    CHECK_CUDA(cudaHostAlloc(&released, sizeof(int), cudaHostAllocMapped));
+    for (const shape &s : shapes) {
+        time_case<int8_t, uint64_t, SumOp<uint64_t>>(
+            label, "int8", s.rows, s.columns, s.axis, stream, released);
+        time_case<__half, float, SumOp<float>>(
+            label, "float16", s.rows, s.columns, s.axis, stream, released);
+        time_case<float, float, SumOp<float>>(
+            label, "float32", s.rows, s.columns, s.axis, stream, released);
+    }
+    CHECK_CUDA(cudaFreeHost(released));
+    CHECK_CUDA(cudaStreamDestroy(stream));
+    return 0;
+}

@@ -1,0 +1,36 @@
+"""benchmarks/axis_passes.cu, the axis passes' timing harness, builds
+against this tree's cuda/ as its header says (it runs on a GPU only): a
+change to run_rows, the plan or the kernels that it no longer follows
+fails here, not in the device call that was to bisect with it."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _nvcc() -> str:
+    """The toolkit's nvcc, found as setup.py finds it."""
+    home = os.environ.get("CUDA_HOME")
+    found = (str(Path(home) / "bin" / "nvcc") if home
+             else shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    assert Path(found).exists(), f"no nvcc at {found} (CI has the toolkit)"
+    return found
+
+
+def test_axis_passes_builds_against_this_tree(tmp_path):
+    cuda = REPO / "cuda"
+    built = subprocess.run(
+        [_nvcc(), "-O3", "-std=c++17", "--expt-relaxed-constexpr",
+         "-gencode=arch=compute_90,code=sm_90", "-DCR_UNIT=0",
+         f"-I{cuda}", f"-I{cuda / 'include'}", "-o",
+         str(tmp_path / "axis_passes"),
+         str(REPO / "benchmarks" / "axis_passes.cu"),
+         *(str(cuda / name) for name in ("rows_plan.c", "facts.c",
+                                         "fail.c"))],
+        capture_output=True, text=True, timeout=900)
+    assert built.returncode == 0, built.stderr[-4000:]
+    assert (tmp_path / "axis_passes").stat().st_size > 0
