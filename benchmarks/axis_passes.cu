@@ -61,6 +61,12 @@ __global__ void hold(const volatile int *released)
     }
 }
 
+/* The flag hold() waits on: mapped host memory, as each side sees it. */
+struct holder {
+    volatile int *host;
+    const int *device;
+};
+
 template <class F>
 static void plan_of(F passes, const cr_rows *rows, size_t item,
                     size_t partial, cr_rows_plan *plan)
@@ -191,7 +197,8 @@ static const char *checked(axis_call<T, Acc, Op> &call, const T *device,
 
 /* The median over 15 batches of 10 calls of the time a call. */
 template <class F>
-static double back_to_back(F call, cudaStream_t stream, int *released)
+static double back_to_back(F call, cudaStream_t stream,
+                           const holder &released)
 {
     cudaEvent_t start, stop;
     CHECK_CUDA(cudaEventCreate(&start));
@@ -199,15 +206,15 @@ static double back_to_back(F call, cudaStream_t stream, int *released)
     std::vector<double> us;
     int k = 0;
     for (int r = -2; r < 15; r++) {
-        *(volatile int *)released = 0;
-        hold<<<1, 1, 0, stream>>>(released);
+        *released.host = 0;
+        hold<<<1, 1, 0, stream>>>(released.device);
         CHECK_CUDA(cudaGetLastError());
         CHECK_CUDA(cudaEventRecord(start, stream));
         for (int i = 0; i < 10; i++) {
             call(k++);
         }
         CHECK_CUDA(cudaEventRecord(stop, stream));
-        *(volatile int *)released = 1;
+        *released.host = 1;
         CHECK_CUDA(cudaEventSynchronize(stop));
         float ms;
         CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
@@ -224,7 +231,7 @@ static double back_to_back(F call, cudaStream_t stream, int *released)
 template <class T, class Acc, class Op>
 static void time_case(const char *label, const char *dtype,
                       int64_t rows_count, int64_t columns, int axis,
-                      cudaStream_t stream, int *released)
+                      cudaStream_t stream, const holder &released)
 {
     const int64_t n = rows_count * columns;
     const int64_t bytes = n * (int64_t)sizeof(T);
@@ -270,8 +277,10 @@ int main(int argc, char **argv)
     };
     cudaStream_t stream;
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    int *released;
-    CHECK_CUDA(cudaHostAlloc(&released, sizeof(int), cudaHostAllocMapped));
+    int *flag;
+    CHECK_CUDA(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped));
+    holder released{flag, nullptr};
+    CHECK_CUDA(cudaHostGetDevicePointer((void **)&released.device, flag, 0));
     for (const shape &s : shapes) {
         time_case<int8_t, uint64_t, SumOp<uint64_t>>(
             label, "int8", s.rows, s.columns, s.axis, stream, released);
@@ -280,7 +289,7 @@ int main(int argc, char **argv)
         time_case<float, float, SumOp<float>>(
             label, "float32", s.rows, s.columns, s.axis, stream, released);
     }
-    CHECK_CUDA(cudaFreeHost(released));
+    CHECK_CUDA(cudaFreeHost(flag));
     CHECK_CUDA(cudaStreamDestroy(stream));
     return 0;
 }
