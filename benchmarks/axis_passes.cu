@@ -2,13 +2,19 @@
  * cuda/axes.cu runs them into a device out) of one tree's kernels, timed
  * alone: the sums of int8, float16 and float32 over the --axis bench's
  * shapes, so that trees (commits, or a kernel's variants) compare in one
- * device call without building the extension for each.
+ * device call without building the whole extension for each.
  *
- * Build it against a tree's cuda/ (this file compiles the sums' row
- * instances only, not the units of instances.def: CR_UNIT=0):
- *   T=<tree>; nvcc -O3 -std=c++17 --expt-relaxed-constexpr
- *     -gencode=arch=compute_90,code=sm_90 -DCR_UNIT=0 -I$T/cuda
- *     -I$T/cuda/include -o axis_passes benchmarks/axis_passes.cu
+ * It links the tree's own instance units of those sums (instances.def's
+ * SUM_INTEGER and SUM_FLOAT, units 1 and 2), compiled as setup.py
+ * compiles them: the kernels are the library's, instruction for
+ * instruction (the same kernel compiled into another file came out
+ * another size: the compiler's choices depend on the file).  Build it
+ * against a tree T:
+ *   F="-O3 -std=c++17 --expt-relaxed-constexpr -lineinfo
+ *      -gencode=arch=compute_90,code=sm_90 -I$T/cuda -I$T/cuda/include"
+ *   nvcc $F -DCR_UNIT=1 -c $T/cuda/instances/instances.cu -o sums1.o
+ *   nvcc $F -DCR_UNIT=2 -c $T/cuda/instances/instances.cu -o sums2.o
+ *   nvcc $F -o axis_passes benchmarks/axis_passes.cu sums1.o sums2.o
  *     $T/cuda/rows_plan.c $T/cuda/facts.c $T/cuda/fail.c
  * Run: ./axis_passes [label]; a line a case: the median of back-to-back
  * calls (a batch queued behind a kernel that holds the stream, as
@@ -32,7 +38,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "instances/runners_impl.cuh"
+#include "runners.cuh"
 
 #define CHECK_CUDA(call)                                                  \
     do {                                                                  \

@@ -1,7 +1,8 @@
 """benchmarks/axis_passes.cu, the axis passes' timing harness, builds
-against this tree's cuda/ as its header says (it runs on a GPU only): a
-change to run_rows, the plan or the kernels that it no longer follows
-fails here, not in the device call that was to bisect with it."""
+against this tree's cuda/ as its header says, linked with the tree's own
+sum units (it runs on a GPU only): a change to run_rows, the plan or the
+units that it no longer follows fails here, not in the device call that
+was to bisect with it."""
 from __future__ import annotations
 
 import os
@@ -23,14 +24,21 @@ def _nvcc() -> str:
 
 def test_axis_passes_builds_against_this_tree(tmp_path):
     cuda = REPO / "cuda"
-    built = subprocess.run(
-        [_nvcc(), "-O3", "-std=c++17", "--expt-relaxed-constexpr",
-         "-gencode=arch=compute_90,code=sm_90", "-DCR_UNIT=0",
-         f"-I{cuda}", f"-I{cuda / 'include'}", "-o",
-         str(tmp_path / "axis_passes"),
-         str(REPO / "benchmarks" / "axis_passes.cu"),
+    flags = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo",
+             "-gencode=arch=compute_90,code=sm_90", f"-I{cuda}",
+             f"-I{cuda / 'include'}"]
+    units = [tmp_path / f"sums{k}.o" for k in (1, 2)]
+    for k, unit in zip((1, 2), units):
+        built = subprocess.run(
+            [_nvcc(), *flags, f"-DCR_UNIT={k}", "-c",
+             str(cuda / "instances" / "instances.cu"), "-o", str(unit)],
+            capture_output=True, text=True, timeout=900)
+        assert built.returncode == 0, built.stderr[-4000:]
+    linked = subprocess.run(
+        [_nvcc(), *flags, "-o", str(tmp_path / "axis_passes"),
+         str(REPO / "benchmarks" / "axis_passes.cu"), *map(str, units),
          *(str(cuda / name) for name in ("rows_plan.c", "facts.c",
                                          "fail.c"))],
         capture_output=True, text=True, timeout=900)
-    assert built.returncode == 0, built.stderr[-4000:]
+    assert linked.returncode == 0, linked.stderr[-4000:]
     assert (tmp_path / "axis_passes").stat().st_size > 0
