@@ -128,15 +128,13 @@ def _device_rows(cupy, gpus: int, nbytes: int, repeats: int) -> list[dict]:
             pageable = np.ones(nbytes, np.uint8)
             setup.append({"device": cupy.empty(nbytes, np.uint8),
                           "stream": cupy.cuda.Stream(non_blocking=True),
-                          "pinned": pinned.ptr,
-                          "pinned_memory": pinned,
-                          "pageable": pageable})
+                          "pinned": pinned, "pageable": pageable})
 
     def copies(count: int, source: str) -> list[Callable[[], None]]:
         def copy(ordinal: int) -> None:
             s = setup[ordinal]
             with cupy.cuda.Device(ordinal):
-                pointer = s["pinned"] if source == "pinned" \
+                pointer = s["pinned"].ptr if source == "pinned" \
                     else s["pageable"].ctypes.data
                 runtime.memcpyAsync(s["device"].data.ptr, pointer, nbytes,
                                     runtime.memcpyHostToDevice,
@@ -152,25 +150,26 @@ def _device_rows(cupy, gpus: int, nbytes: int, repeats: int) -> list[dict]:
                               repeats)
             rows.append({"row": name, "gpus": count,
                          "nbytes": count * nbytes, "seconds": seconds})
-    register = []
-    for s in setup:
-        pointer = s["pageable"].ctypes.data
-        begin = time.perf_counter()
-        runtime.hostRegister(pointer, nbytes, 0)
-        register.append(time.perf_counter() - begin)
-        s["registered"] = pointer
+    register, unregister = [], []
     try:
+        for s in setup:
+            begin = time.perf_counter()
+            runtime.hostRegister(s["pageable"].ctypes.data, nbytes, 0)
+            register.append(time.perf_counter() - begin)
+            s["registered"] = True
         for count in thread_counts(gpus):
             seconds = _median(lambda: _at_once(copies(count, "pageable")),
                               repeats)
             rows.append({"row": "registered H2D", "gpus": count,
                          "nbytes": count * nbytes, "seconds": seconds})
     finally:
-        unregister = []
+        # Every buffer registered, a failed registration's earlier ones
+        # too.
         for s in setup:
-            begin = time.perf_counter()
-            runtime.hostUnregister(s.pop("registered"))
-            unregister.append(time.perf_counter() - begin)
+            if s.pop("registered", False):
+                begin = time.perf_counter()
+                runtime.hostUnregister(s["pageable"].ctypes.data)
+                unregister.append(time.perf_counter() - begin)
     rows.append({"row": "register", "gpus": 1, "nbytes": nbytes,
                  "seconds": statistics.median(
                      r + u for r, u in zip(register, unregister))})

@@ -1,7 +1,8 @@
 """benchmarks/host_links.py without a GPU: its arguments, the host
 memcpy rows (which need no GPU: timed here for real, on small arrays),
-and the floors and the table on made-up rows (the H2D rows need the GPU
-machine; their output goes to docs/recorded/)."""
+the floors and the table on made-up rows, and the H2D rows' sequence and
+registration cleanup on a fake CuPy (their figures need the GPU machine;
+its output goes to docs/recorded/)."""
 from __future__ import annotations
 
 import importlib.util
@@ -116,3 +117,79 @@ def test_report_has_every_row_and_the_floors_against_one_gpu():
     # two GPUs: links 110, host 80: the floor 80, 1.45x one GPU's 55
     # (one GPU's links, below the host's 80)
     assert floor_two.split() == ["2", "110.0", "80.0", "80.0", "1.45"]
+
+
+class _FakeRuntime:
+    """CuPy's runtime as _device_rows calls it: copies do nothing,
+    registrations are kept, the `fail_at`-th registration raises."""
+    memcpyHostToDevice = 1
+
+    def __init__(self, fail_at=None):
+        self.fail_at = fail_at
+        self.registered = []
+        self.registrations = 0
+
+    def memcpyAsync(self, dst, src, nbytes, kind, stream):
+        pass
+
+    def hostRegister(self, pointer, nbytes, flags):
+        self.registrations += 1
+        if self.registrations == self.fail_at:
+            raise RuntimeError("cudaErrorHostMemoryAlreadyRegistered")
+        self.registered.append(pointer)
+
+    def hostUnregister(self, pointer):
+        self.registered.remove(pointer)
+
+
+def _fake_cupy(runtime):
+    """Just enough of CuPy for _device_rows on made-up GPUs."""
+    class Stream:
+        ptr = 0
+
+        def __init__(self, non_blocking):
+            pass
+
+        def synchronize(self):
+            pass
+
+    class Pinned:
+        ptr = 1
+
+    class Device:
+        def __init__(self, ordinal):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class Buffer:
+        class data:
+            ptr = 2
+
+    cuda = type("cuda", (), {"runtime": runtime, "Stream": Stream,
+                             "Device": Device,
+                             "alloc_pinned_memory": staticmethod(
+                                 lambda nbytes: Pinned())})
+    return type("cupy", (), {"cuda": cuda,
+                             "empty": staticmethod(lambda n, t: Buffer())})
+
+
+def test_device_rows_on_fake_gpus_unregister_what_they_registered():
+    runtime = _FakeRuntime()
+    rows = host_links._device_rows(_fake_cupy(runtime), 2, 64, 1)
+    assert [(r["row"], r["gpus"]) for r in rows] == [
+        ("pinned H2D", 1), ("pageable H2D", 1),
+        ("pinned H2D", 2), ("pageable H2D", 2),
+        ("registered H2D", 1), ("registered H2D", 2), ("register", 1)]
+    assert runtime.registrations == 2 and runtime.registered == []
+
+
+def test_a_failed_registration_leaves_none_registered():
+    runtime = _FakeRuntime(fail_at=3)
+    with pytest.raises(RuntimeError, match="AlreadyRegistered"):
+        host_links._device_rows(_fake_cupy(runtime), 4, 64, 1)
+    assert runtime.registrations == 3 and runtime.registered == []
