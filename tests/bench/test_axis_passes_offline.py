@@ -41,4 +41,13 @@ def test_axis_passes_builds_against_this_tree(tmp_path):
                                          "fail.c"))],
         capture_output=True, text=True, timeout=900)
     assert linked.returncode == 0, linked.stderr[-4000:]
-    assert (tmp_path / "axis_passes").stat().st_size > 0
+    # Its arguments are checked before any CUDA call, so here too: a case
+    # that is not among its shapes, and a short case, end it with a usage
+    # error, not a run of every case.
+    harness = str(tmp_path / "axis_passes")
+    for args, said in ((["t", "int8", "4096", "4096", "2"], "no case is"),
+                       (["t", "int8", "4096"], "usage:")):
+        ran = subprocess.run([harness, *args], capture_output=True,
+                             text=True, timeout=60)
+        assert ran.returncode == 2 and said in ran.stderr, (ran.returncode,
+                                                            ran.stderr)
