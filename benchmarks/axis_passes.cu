@@ -16,11 +16,12 @@
  *   nvcc $F -DCR_UNIT=2 -c $T/cuda/instances/instances.cu -o sums2.o
  *   nvcc $F -o axis_passes benchmarks/axis_passes.cu sums1.o sums2.o
  *     $T/cuda/rows_plan.c $T/cuda/facts.c $T/cuda/fail.c
+ *     $T/cuda/bench/stream_hold.cu
  * Run: ./axis_passes [label [dtype rows columns axis]] (the second form
  * runs that case alone, for a profiler: its first launches are the
  * untimed call's passes); a line a case: the median of back-to-back
- * calls (a batch queued behind a kernel that holds the stream, as
- * nvbench's blocking kernel, inputs rotated past L2), in us, and whether
+ * calls (a batch queued behind the bench's stream holder,
+ * cudareduce_timing.h, inputs rotated past L2), in us, and whether
  * the results were checked right against the host's (integers exact,
  * floats within 1e-3 relative of a double sum).
  *
@@ -41,6 +42,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cudareduce_timing.h"
 #include "runners.cuh"
 
 #define CHECK_CUDA(call)                                                  \
@@ -63,28 +65,14 @@ cr_status cr_record_cuda_error(cudaError_t code, const char *call,
     exit(1);
 }
 
-/* Holds the stream until the host has queued the batch behind it, or
- * for 10 s at most: then it says so in flags[1], and the run ends with an
- * error, not a hang. */
-__global__ void hold(volatile int *flags)
+/* Ends the run where the stream holder fails (it gave up waiting). */
+static void check_hold(cr_status status, const cr_error &error)
 {
-    uint64_t start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        if (now - start > 10000000000ull) {
-            flags[1] = 1;
-            return;
-        }
-    } while (flags[0] == 0);
+    if (status != CR_OK) {
+        fprintf(stderr, "stream holder: %s\n", error.message);
+        exit(1);
+    }
 }
-
-/* The flags hold() reads and writes ([0]: released, [1]: timed out):
- * mapped host memory, as each side sees it. */
-struct holder {
-    volatile int *host;
-    int *device;
-};
 
 template <class F>
 static void plan_of(F passes, const cr_rows *rows, size_t item,
@@ -217,7 +205,7 @@ static const char *checked(axis_call<T, Acc, Op> &call, const T *device,
 /* The median over 15 batches of 10 calls of the time a call. */
 template <class F>
 static double back_to_back(F call, cudaStream_t stream,
-                           const holder &released)
+                           cr_stream_hold *hold)
 {
     cudaEvent_t start, stop;
     CHECK_CUDA(cudaEventCreate(&start));
@@ -225,21 +213,14 @@ static double back_to_back(F call, cudaStream_t stream,
     std::vector<double> us;
     int k = 0;
     for (int r = -2; r < 15; r++) {
-        released.host[0] = 0;
-        hold<<<1, 1, 0, stream>>>(released.device);
-        CHECK_CUDA(cudaGetLastError());
+        cr_error error{};
+        check_hold(cr_stream_hold_hold(hold, 0, &error), error);
         CHECK_CUDA(cudaEventRecord(start, stream));
         for (int i = 0; i < 10; i++) {
             call(k++);
         }
         CHECK_CUDA(cudaEventRecord(stop, stream));
-        released.host[0] = 1;
-        CHECK_CUDA(cudaEventSynchronize(stop));
-        if (released.host[1] != 0) {
-            fprintf(stderr, "the stream holder timed out: a call waited "
-                            "for the device\n");
-            exit(1);
-        }
+        check_hold(cr_stream_hold_release(hold, &error), error);
         float ms;
         CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
         if (r >= 0) {
@@ -255,7 +236,7 @@ static double back_to_back(F call, cudaStream_t stream,
 template <class T, class Acc, class Op>
 static void time_case(const char *label, const char *dtype,
                       int64_t rows_count, int64_t columns, int axis,
-                      cudaStream_t stream, const holder &released)
+                      cudaStream_t stream, cr_stream_hold *hold)
 {
     const int64_t n = rows_count * columns;
     const int64_t bytes = n * (int64_t)sizeof(T);
@@ -278,7 +259,7 @@ static void time_case(const char *label, const char *dtype,
     CHECK_CUDA(cudaStreamSynchronize(stream));
     const double us = back_to_back(
         [&](int k) { call.run(inputs[k % count], stream); }, stream,
-        released);
+        hold);
     call.run(inputs[0], stream);
     CHECK_CUDA(cudaStreamSynchronize(stream));
     printf("%s %-8s (%lld, %lld) axis %d %9.1f us  %d passes, pass 0 "
@@ -329,29 +310,25 @@ int main(int argc, char **argv)
     }
     cudaStream_t stream;
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    int *flags;
-    CHECK_CUDA(cudaHostAlloc(&flags, 2 * sizeof(int), cudaHostAllocMapped));
-    flags[0] = flags[1] = 0;
-    holder released{flags, nullptr};
-    CHECK_CUDA(cudaHostGetDevicePointer((void **)&released.device, flags,
-                                        0));
+    cr_stream_hold *hold = nullptr;
+    cr_error error{};
+    check_hold(cr_stream_hold_create((uintptr_t)stream, &hold, &error),
+               error);
     for (const shape &s : shapes) {
         if (wanted("int8", s)) {
             time_case<int8_t, uint64_t, SumOp<uint64_t>>(
-                label, "int8", s.rows, s.columns, s.axis, stream, released);
+                label, "int8", s.rows, s.columns, s.axis, stream, hold);
         }
         if (wanted("float16", s)) {
             time_case<__half, float, SumOp<float>>(
-                label, "float16", s.rows, s.columns, s.axis, stream,
-                released);
+                label, "float16", s.rows, s.columns, s.axis, stream, hold);
         }
         if (wanted("float32", s)) {
             time_case<float, float, SumOp<float>>(
-                label, "float32", s.rows, s.columns, s.axis, stream,
-                released);
+                label, "float32", s.rows, s.columns, s.axis, stream, hold);
         }
     }
-    CHECK_CUDA(cudaFreeHost(flags));
+    cr_stream_hold_destroy(hold);
     CHECK_CUDA(cudaStreamDestroy(stream));
     return 0;
 }

@@ -38,7 +38,8 @@ def test_axis_passes_builds_against_this_tree(tmp_path):
         [_nvcc(), *flags, "-o", str(tmp_path / "axis_passes"),
          str(REPO / "benchmarks" / "axis_passes.cu"), *map(str, units),
          *(str(cuda / name) for name in ("rows_plan.c", "facts.c",
-                                         "fail.c"))],
+                                         "fail.c",
+                                         "bench/stream_hold.cu"))],
         capture_output=True, text=True, timeout=900)
     assert linked.returncode == 0, linked.stderr[-4000:]
     # Its arguments are checked before any CUDA call, so here too: a case
