@@ -253,12 +253,15 @@ AXIS_VIEWS = [((4, 44), (slice(None), slice(0, 39)), 0)]
 def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
     """Every operator along the axes of AXES, device input (an exact
     allocation) and NumPy's, by each method that reduces along axes (fast,
-    cub) into a device result, against NumPy (integer-valued float32 and
-    int32 data: exact answers)."""
+    cub) into a device result, against NumPy (integer-valued data: exact
+    answers, but float16's sums, rounded in another order; int8 and
+    float16 for the kernels of 1- and 2-byte elements, the gangs' and the
+    finishing last pass's)."""
     calls = 0
     cases = [(shape, (), axis) for shape, axis in AXES] + AXIS_VIEWS
     for shape, view, axis in cases:
-        for dtype in (np.float32, np.int32):
+        for dtype in (np.float32, np.int32, np.int8, np.float16):
+            rtol = 1e-2 if dtype == np.float16 else 1e-6
             whole = rng.integers(-3, 4, shape).astype(dtype)
             host = whole[view]
             for op in ops:
@@ -281,7 +284,7 @@ def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
                             data, axis=axis, method=method))
                     calls += 1
                     if not (got.dtype == want.dtype
-                            and np.allclose(got, want, rtol=1e-6,
+                            and np.allclose(got, want, rtol=rtol,
                                             equal_nan=True)):
                         wrong.append(f"{op} {method} {dtype.__name__} "
                                      f"{shape} axis={axis}: got {got!r}, "

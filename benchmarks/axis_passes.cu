@@ -25,9 +25,10 @@
  * the results were checked right against the host's (integers exact,
  * floats within 1e-3 relative of a double sum).
  *
- * The trees back to the first of issue 43's axis stack differ in
- * cr_rows_plan_passes' arguments (item size; + partials' size; + whether
- * any order is the same); plan_passes takes each.
+ * The trees since the harness differ in cr_rows_plan_passes' arguments
+ * (+ whether any order of combining gives the same bits: the integer
+ * sums') and run_rows' (+ the last pass's finish); plan_of and run_pass
+ * take each.
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -76,18 +77,37 @@ static void check_hold(cr_status status, const cr_error &error)
 
 template <class F>
 static void plan_of(F passes, const cr_rows *rows, size_t item,
-                    size_t partial, cr_rows_plan *plan)
+                    int any_order, cr_rows_plan *plan)
 {
     if constexpr (std::is_invocable_v<F, const cr_rows *, size_t,
                                       cr_rows_plan *>) {
         passes(rows, item, plan);
     }
-    else if constexpr (std::is_invocable_v<F, const cr_rows *, size_t,
-                                           size_t, cr_rows_plan *>) {
-        passes(rows, item, partial, plan);
+    else {
+        passes(rows, item, any_order, plan);
+    }
+}
+
+/* A pass by run_rows, writing accumulators: the trees from the last
+ * pass's own finish on (float sums into the out's dtype) take that
+ * finish as an argument, NULL here. */
+template <class F>
+static cr_status run_pass(F run, const cr_rows_plan *plan, int p,
+                          const void *in, const cr_rows_geometry *geometry,
+                          int64_t rows, int64_t stride, void *out,
+                          int64_t chunk_bytes, cudaStream_t stream,
+                          cr_error *error)
+{
+    if constexpr (std::is_invocable_v<F, const cr_rows_plan *, int,
+                                      const void *, const cr_rows_geometry *,
+                                      int64_t, int64_t, void *, int64_t,
+                                      cudaStream_t, cr_error *>) {
+        return run(plan, p, in, geometry, rows, stride, out, chunk_bytes,
+                   stream, error);
     }
     else {
-        passes(rows, item, partial, 0, plan);
+        return run(plan, p, in, geometry, rows, stride, out, chunk_bytes,
+                   nullptr, stream, error);
     }
 }
 
@@ -109,7 +129,8 @@ struct axis_call {
         rows.kept_shape[0] = rows.rows;
         rows.kept_strides[0] = axis == 1 ? columns * sizeof(T) : sizeof(T);
         rows.out_strides[0] = sizeof(Acc);
-        plan_of(cr_rows_plan_passes, &rows, sizeof(T), sizeof(Acc), &plan);
+        plan_of(cr_rows_plan_passes, &rows, sizeof(T),
+                std::is_integral_v<Acc>, &plan);
         for (int p = 0; p + 1 < plan.count && p < 2; p++) {
             CHECK_CUDA(cudaMalloc(&partials[p], rows.rows
                                   * plan.pass[p].chunks * sizeof(Acc)));
@@ -137,12 +158,11 @@ struct axis_call {
             geometry.out_strides[0] = last ? acc : plan.pass[p].chunks * acc;
             cr_rows_merge(&geometry);
             cr_error error{};
-            if (run_rows<T, Acc, Op>(&plan, p,
-                                     p == 0 ? in : partials[(p - 1) % 2],
-                                     &geometry, rows.rows,
-                                     p == 0 ? rows.stride : acc,
-                                     last ? out : partials[p % 2], acc,
-                                     stream, &error) != CR_OK) {
+            if (run_pass(run_rows<T, Acc, Op>, &plan, p,
+                         p == 0 ? in : partials[(p - 1) % 2], &geometry,
+                         rows.rows, p == 0 ? rows.stride : acc,
+                         last ? out : partials[p % 2], acc, stream,
+                         &error) != CR_OK) {
                 fprintf(stderr, "run_rows failed: %s\n", error.message);
                 exit(1);
             }

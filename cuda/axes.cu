@@ -127,6 +127,34 @@ free_buffer(void *buffer, cudaStream_t stream)
     }
 }
 
+/* Whether the last pass can write the results into the device out
+ * itself, finished (*finish) as the store pass would finish them: a float
+ * sum or mean where the result is of the dtype the passes read and the
+ * reduced dtype is it or the accumulator's; argmin's and argmax's index
+ * into int64 (NumPy's intp). */
+static int
+finish_in_last_pass(const cr_request *request, const cr_route *route,
+                    cr_rows_finish *finish)
+{
+    switch (cr_rows_finishes(route->entry)) {
+    case CR_ROWS_FINISH_FLOAT:
+        if (request->result != route->staged
+            || (request->reduced != request->acc
+                && request->reduced != request->result)) {
+            return 0;
+        }
+        finish->reduced_is_result = request->reduced == request->result;
+        finish->divide = request->divide_by_n;
+        finish->n = request->rows->length;
+        return 1;
+    case CR_ROWS_FINISH_INDEX:
+        return request->reduced == CR_TYPE_INT64
+               && request->result == CR_TYPE_INT64;
+    default:
+        return 0;
+    }
+}
+
 /* Rows of no element (an empty reduced axis) into a device out: each
  * result the finished identity of the operator, from one accumulator
  * that every row reads (its in strides 0). */
@@ -200,9 +228,13 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
     const int copy = cr_store_is_copy(request);
     const int by_cub = request->method == CR_METHOD_CUB;
     /* The last pass writes the device out itself where nothing is left
-     * to finish; else (and by cub) contiguous accumulators, finished from
-     * there. */
-    const int direct = copy && !request->out_on_host && !by_cub;
+     * to finish, or finishes a float sum or mean there itself; else (and
+     * by cub) contiguous accumulators, finished from there. */
+    cr_rows_finish finish = {};
+    const int finishes = !copy && !request->out_on_host && !by_cub
+                         && finish_in_last_pass(request, route, &finish);
+    const int direct = (copy && !request->out_on_host && !by_cub)
+                       || finishes;
     const unsigned char *in = static_cast<const unsigned char *>(
         request->data);
     unsigned char *copied = NULL, *cast = NULL, *finished = NULL;
@@ -261,7 +293,8 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
     }
     /* By cub, no plan: no partials, no passes. */
     if (!by_cub) {
-        cr_rows_plan_passes(&source, staged, &plan);
+        cr_rows_plan_passes(&source, staged,
+                            cr_rows_any_order(route->entry), &plan);
     }
     /* Pass p writes partials[p % 2], pass p + 2's no more than p's. */
     for (int p = 0; p + 1 < plan.count && p < 2 && status == CR_OK; p++) {
@@ -305,7 +338,8 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
                       &geometry);
         status = cr_rows_run_pass(route->entry, &plan, p, from, &geometry,
                                   rows->rows, p == 0 ? source.stride : acc,
-                                  to, acc, stream, error);
+                                  to, acc, last && finishes ? &finish : NULL,
+                                  stream, error);
         if (status != CR_OK) {
             goto done;
         }

@@ -24,6 +24,8 @@ struct cr_dispatch_entry {
     cr_cub_fn run_cub;
     cr_fold_fn run_fold;
     cr_rows_fn run_rows;
+    cr_rows_finishing rows_finishing;
+    bool rows_any_order;
     cr_cub_rows_fn run_cub_rows;
     cr_identity_fn write_identity;
 };
@@ -33,7 +35,9 @@ struct cr_dispatch_entry {
      sizeof(Acc), run_passes<T, Acc, Op, CR_##INSTANCES>,                 \
      run_fast<T, Acc, Op, CR_##INSTANCES>, run_cub<T, Acc, Op>,           \
      run_fold<T, Acc, Op>, run_rows<T, Acc, Op>,                         \
-     run_cub_rows<T, Acc, Op>, write_identity<Acc, Op>},
+     rows_finishing<T, Acc, Op>, any_order<Acc, Op>,                      \
+     run_cub_rows<T, Acc, Op>,                                            \
+     write_identity<Acc, Op>},
 #define CR_SHARED_INSTANCE CR_INSTANCE
 
 static const cr_dispatch_entry dispatch_table[] = {
@@ -468,14 +472,27 @@ cr_reducer_close(cr_reducer *r, cudaStream_t stream, int healthy)
 }
 
 
+cr_rows_finishing
+cr_rows_finishes(const cr_dispatch_entry *entry)
+{
+    return entry->rows_finishing;
+}
+
+int
+cr_rows_any_order(const cr_dispatch_entry *entry)
+{
+    return entry->rows_any_order;
+}
+
 cr_status
 cr_rows_run_pass(const cr_dispatch_entry *entry, const cr_rows_plan *plan,
                  int p, const void *in, const cr_rows_geometry *geometry,
                  int64_t rows, int64_t stride, void *out,
-                 int64_t chunk_bytes, cudaStream_t stream, cr_error *error)
+                 int64_t chunk_bytes, const cr_rows_finish *finish,
+                 cudaStream_t stream, cr_error *error)
 {
     return entry->run_rows(plan, p, in, geometry, rows, stride, out,
-                           chunk_bytes, stream, error);
+                           chunk_bytes, finish, stream, error);
 }
 
 cr_status

@@ -102,13 +102,24 @@ cr_status cr_fold_partials(const cr_dispatch_entry *entry,
                            int64_t chunk, void *result, cudaStream_t stream,
                            cr_error *error);
 
+/* What row `entry`'s last pass along axes can write into a device out
+ * besides its accumulator (runners.cuh's rows_finishing). */
+cr_rows_finishing cr_rows_finishes(const cr_dispatch_entry *entry);
+
+/* Whether row `entry`'s results are the same bits in any order of
+ * combining (kernels/operators.cuh's any_order), so that its rows' chunks
+ * may follow the shape (cr_rows_plan_passes). */
+int cr_rows_any_order(const cr_dispatch_entry *entry);
+
 /* Queues pass p of a reduction along axes by row `entry`
- * (runners.cuh's run_rows). */
+ * (runners.cuh's run_rows), `finish` NULL but for a last pass that
+ * finishes its results. */
 cr_status cr_rows_run_pass(const cr_dispatch_entry *entry,
                            const cr_rows_plan *plan, int p, const void *in,
                            const cr_rows_geometry *geometry, int64_t rows,
                            int64_t stride, void *out, int64_t chunk_bytes,
-                           cudaStream_t stream, cr_error *error);
+                           const cr_rows_finish *finish, cudaStream_t stream,
+                           cr_error *error);
 
 /* Queues CUB's segmented reduce of `rows` contiguous rows of `length`
  * elements by row `entry` into results[r] (runners.cuh's run_cub_rows);

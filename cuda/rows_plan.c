@@ -140,6 +140,24 @@ ceil_div(int64_t a, int64_t b)
     return a / b + (a % b != 0);
 }
 
+/* The elements a chunk of a pass by `kernel` over `rows` rows of
+ * `length`: CR_ROW_CHUNK, the one order's; for an operator of any order
+ * (any_order) read by the row kernel, halved while that leaves fewer than
+ * CR_ROWS_FILL_CHUNKS chunks, down to CR_ROWS_MIN_CHUNK. */
+static int64_t
+chunk_for(cr_rows_kernel kernel, int64_t rows, int64_t length,
+          int any_order)
+{
+    int64_t chunk = CR_ROW_CHUNK;
+    if (any_order && kernel == CR_ROWS_KERNEL_ROWS) {
+        while (chunk / 2 >= CR_ROWS_MIN_CHUNK
+               && rows * ceil_div(length, chunk) < CR_ROWS_FILL_CHUNKS) {
+            chunk /= 2;
+        }
+    }
+    return chunk;
+}
+
 /* The launch of a pass over `rows` rows by its kernel: the column
  * kernel's blocks as many adjacent rows as there are up to
  * CR_ROWS_THREADS / CR_COLUMN_THREADS by CR_COLUMN_THREADS threads a row,
@@ -188,7 +206,7 @@ plan_launch(cr_rows_pass *pass, int64_t rows)
 }
 
 void
-cr_rows_plan_passes(const cr_rows *rows, size_t item_size,
+cr_rows_plan_passes(const cr_rows *rows, size_t item_size, int any_order,
                     cr_rows_plan *plan)
 {
     int64_t length = rows->length;
@@ -199,7 +217,8 @@ cr_rows_plan_passes(const cr_rows *rows, size_t item_size,
         cr_rows_pass *pass = &plan->pass[plan->count];
         pass->kernel = kernel_for(rows, item_size, length, plan->count == 0);
         pass->length = length;
-        pass->chunks = ceil_div(length, CR_ROW_CHUNK);
+        pass->chunk = chunk_for(pass->kernel, rows->rows, length, any_order);
+        pass->chunks = ceil_div(length, pass->chunk);
         pass->group = group_for(length);
         plan_launch(pass, rows->rows);
         plan->count++;

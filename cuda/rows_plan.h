@@ -12,10 +12,10 @@
 extern "C" {
 #endif
 
-/* Each pass divides a row's length by CR_ROW_CHUNK (2^10) or ends it, so
- * that 2^62 elements take at most 7 passes. */
+/* Each pass divides a row's length by its chunk, CR_ROWS_MIN_CHUNK (2^10)
+ * or more, or ends it, so that 2^62 elements take at most 7 passes. */
 #define CR_ROWS_MAX_PASSES 7
-typedef char cr_rows_passes_suffice[CR_ROW_CHUNK >= 1024 ? 1 : -1];
+typedef char cr_rows_passes_suffice[CR_ROWS_MIN_CHUNK >= 1024 ? 1 : -1];
 
 /* Where row r of a pass reads and writes: in C order over shape, its
  * index idx_d(r) in each dimension, its first element at in +
@@ -28,6 +28,26 @@ typedef struct {
     int64_t out_strides[CR_MAX_DIMS];
 } cr_rows_geometry;
 
+/* What the last pass of a row of instances.def writes into a device out
+ * itself (runners.cuh's rows_finishing): its accumulator alone where that
+ * is the result; also a float sum or mean, finished (store_finished); an
+ * argmin's or argmax's int64 index (store_index). */
+typedef enum {
+    CR_ROWS_FINISH_NONE,
+    CR_ROWS_FINISH_FLOAT,
+    CR_ROWS_FINISH_INDEX
+} cr_rows_finishing;
+
+/* How the last pass finishes a float sum or mean that it writes into a
+ * device out itself (kernels/rows.cuh's store_finished): the sum cast to
+ * the reduced dtype, the element's (reduced_is_result) or else the
+ * accumulator's; for a mean (divide) divided by n, the row's length. */
+typedef struct {
+    int reduced_is_result;
+    int divide;
+    int64_t n;
+} cr_rows_finish;
+
 /* The kernel of a pass (kernels/rows.cuh). */
 typedef enum {
     CR_ROWS_KERNEL_ROWS,        /* reduce_rows: lanes a chunk */
@@ -38,7 +58,9 @@ typedef enum {
 } cr_rows_kernel;
 
 /* One pass: each row's `length` elements (pass 0) or partials (later
- * passes) are cut into `chunks` chunks of CR_ROW_CHUNK, the last shorter,
+ * passes) are cut into `chunks` chunks of `chunk` (CR_ROW_CHUNK, the
+ * order's, or for an operator of any order as the shape asks: tuning.h's
+ * CR_ROWS_FILL_CHUNKS), the last shorter,
  * and each chunk is reduced by `group` lanes of the order (32, or for a
  * row of 16 elements or fewer the power of two at or above its length);
  * the pass writes a partial a chunk, the result where chunks is 1 (the
@@ -51,6 +73,7 @@ typedef enum {
 typedef struct {
     cr_rows_kernel kernel;
     int64_t length;
+    int64_t chunk;
     int64_t chunks;
     int group;
     int64_t blocks;
@@ -72,9 +95,12 @@ cr_status cr_rows_check(const cr_rows *rows, int64_t n, size_t item_size,
                         size_t result_size, int out_on_host,
                         cr_error *error);
 
-/* The plan of a checked `rows`: every pass and its kernel. */
+/* The plan of a checked `rows`: every pass and its kernel; any_order:
+ * the operator's result is the same bits in any order of combining
+ * (kernels/operators.cuh's any_order), so that its chunks may follow
+ * the shape. */
 void cr_rows_plan_passes(const cr_rows *rows, size_t item_size,
-                         cr_rows_plan *plan);
+                         int any_order, cr_rows_plan *plan);
 
 /* Writes the strides of a C-contiguous array of `shape` whose innermost
  * step is `bytes`. */

@@ -26,6 +26,7 @@
 /* The types instances.def's rows name: operators, skipping_nan,
  * unsigned_bits. */
 #include "kernels/casts.cuh"
+#include "kernels/float_results.cuh"
 #include "kernels/operators.cuh"
 #include "kernels/values.cuh"
 #include "rows_plan.h"
@@ -95,19 +96,35 @@ cr_status run_fold(const void *partials, int64_t count, int64_t chunk,
  * elements (`stride` bytes apart in a row) with the row or the column
  * kernel, as the plan says, a later pass the partials of the one before
  * with the row kernel.  Chunk c of row r goes to out + r's out offset +
- * c * chunk_bytes. */
+ * c * chunk_bytes: its accumulator, or with `finish` (the last pass of a
+ * row whose rows_finishing is not CR_ROWS_FINISH_NONE) the result, a
+ * float sum or mean finished as `finish` says into the element's dtype,
+ * an index as int64. */
 typedef cr_status (*cr_rows_fn)(const cr_rows_plan *plan, int p,
                                 const void *in,
                                 const cr_rows_geometry *geometry,
                                 int64_t rows, int64_t stride, void *out,
-                                int64_t chunk_bytes, cudaStream_t stream,
-                                cr_error *error);
+                                int64_t chunk_bytes,
+                                const cr_rows_finish *finish,
+                                cudaStream_t stream, cr_error *error);
+
+/* What run_rows' last pass of (T, Acc, Op) can write into a device out
+ * besides its accumulator: the sums and means of float16, bfloat16,
+ * float32 and float64, finished; argmin's and argmax's index (other rows'
+ * results the store pass finishes). */
+template <class T, class Acc, class Op>
+inline constexpr cr_rows_finishing rows_finishing =
+    is_float_dtype<T> && cuda::std::is_same_v<Op, SumOp<Acc>>
+        ? CR_ROWS_FINISH_FLOAT
+    : is_arg_extreme<Op>::value ? CR_ROWS_FINISH_INDEX
+                                : CR_ROWS_FINISH_NONE;
 
 template <class T, class Acc, class Op>
 cr_status run_rows(const cr_rows_plan *plan, int p, const void *in,
                    const cr_rows_geometry *geometry, int64_t rows,
                    int64_t stride, void *out, int64_t chunk_bytes,
-                   cudaStream_t stream, cr_error *error);
+                   const cr_rows_finish *finish, cudaStream_t stream,
+                   cr_error *error);
 
 /* cub::DeviceSegmentedReduce::Reduce of `rows` contiguous rows of
  * `length` >= 1 elements at `in` (row r from element r * length on),

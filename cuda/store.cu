@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "check.cuh"
+#include "kernels/float_results.cuh"
 #include "kernels/results.cuh"
 #include "kernels/rows.cuh"
 #include "kernels/values.cuh"
@@ -109,19 +110,18 @@ template <>
 __device__ __half
 cast_value<__half>(const any_value &v)
 {
-    return is_inexact(v) ? __double2half(v.d)
+    return is_inexact(v) ? float_cast<__half>(v.d)
            : v.kind == 'i' ? __ll2half_rn((long long)v.i)
                            : __ull2half_rn((unsigned long long)v.u);
 }
 
-/* Through float, as ml_dtypes casts (2^24 + 2^16 + 1 becomes 2^24). */
+/* Through float, as ml_dtypes casts (float_cast). */
 template <>
 __device__ __nv_bfloat16
 cast_value<__nv_bfloat16>(const any_value &v)
 {
-    return __float2bfloat16_rn(is_inexact(v) ? (float)v.d
-                               : v.kind == 'i' ? (float)v.i
-                                               : (float)v.u);
+    return is_inexact(v) ? float_cast<__nv_bfloat16>(v.d)
+           : __float2bfloat16_rn(v.kind == 'i' ? (float)v.i : (float)v.u);
 }
 
 template <>
@@ -260,12 +260,13 @@ store_results(const unsigned char *values, cr_rows_geometry geometry,
 }
 
 /* store_results for the commonest steps, the types known at compile
- * time: a float accumulator's value (a sum) cast to a float `Reduced`,
- * then, a mean, divided by n in double, and cast to a float `Result`, as
- * finish does (its any_value path folds away here).  finish with the types
- * read at run time took about 160 instructions a result: 134 us to cast
- * 2^24 float32 sums to float16 (docs/recorded/axis-dtypes-2026-11-27-h200.txt,
- * item 6). */
+ * time: a float accumulator's value (a sum) finished into a float
+ * `Result` by finish_float, as finish does (its any_value path folds away
+ * there).  finish with the types read at run time took about 160
+ * instructions a result: 134 us to cast 2^24 float32 sums to float16
+ * (docs/recorded/axis-dtypes-2026-11-27-h200.txt, item 6).  Where the
+ * last pass along axes writes the out itself, it finishes so too
+ * (rows.cuh's store_finished). */
 template <class Acc, class Reduced, class Result>
 __global__ void
 store_float_results(const unsigned char *values, cr_rows_geometry geometry,
@@ -276,10 +277,10 @@ store_float_results(const unsigned char *values, cr_rows_geometry geometry,
          r < count; r += step) {
         int64_t in_offset, out_offset;
         row_offsets(geometry, r, &in_offset, &out_offset);
-        const any_value sum = value_of(cast_value<Reduced>(value_of(
-            *reinterpret_cast<const Acc *>(values + in_offset))));
-        *reinterpret_cast<Result *>(out + out_offset) = cast_value<Result>(
-            divide ? value_of(sum.d / (double)n) : sum);
+        *reinterpret_cast<Result *>(out + out_offset) =
+            finish_float<Acc, Reduced, Result>(
+                *reinterpret_cast<const Acc *>(values + in_offset), divide,
+                n);
     }
 }
 

@@ -79,6 +79,21 @@ typedef char cr_counted_result_fits
 #define CR_ROW_CHUNK 4096
 typedef char cr_row_chunk_fills_a_warp[CR_ROW_CHUNK >= 32 ? 1 : -1];
 
+/* An operator whose result is the same bits in any order of combining
+ * (kernels/operators.cuh's any_order: an index operator's, an integer's
+ * or bool's) has its
+ * rows cut into shorter chunks where the row kernel would have fewer than
+ * CR_ROWS_FILL_CHUNKS (the warps of 4 blocks of CR_ROWS_THREADS on each
+ * of an H100's or H200's 132 SMs, about) to read: halved down to
+ * CR_ROWS_MIN_CHUNK, 32 elements a lane, two turns of its loads.  Argmax
+ * over (32, 2^17) ran its first pass in 1,024 chunks of 4,096, 128 blocks
+ * at 12% of the SM's warps (docs/recorded/axis-kernels-2026-11-27-h200.txt,
+ * item 4). */
+#define CR_ROWS_FILL_CHUNKS 4096
+#define CR_ROWS_MIN_CHUNK 1024
+typedef char cr_rows_min_chunk_divides[
+    CR_ROW_CHUNK % CR_ROWS_MIN_CHUNK == 0 && CR_ROWS_MIN_CHUNK >= 32 ? 1 : -1];
+
 /* The row kernel's threads per block (warps, each a row or a few short
  * ones), and the column kernel's fewest (32 adjacent rows or more, by
  * the lanes each takes). */

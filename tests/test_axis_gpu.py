@@ -382,6 +382,93 @@ def test_a_row_of_negative_zeros_sums_to_positive_zero(cupy, op, dtype,
             assert np.array_equal(got, want)
 
 
+# The last pass of each kernel, with a shape that reaches it: short rows
+# of at most 4 and of 8, gangs of side-by-side rows (and, 4,099 of 4,104
+# columns, the rows past the last whole gang), lanes a row, columns, and
+# the later passes over chunk partials (short rows of them, lanes of them).
+FINISH_SHAPES = [((4099, 3), 1), ((4099, 7), 1), ((3, 4104), 0),
+                 ((3, 4099), 0), ((1000, 100), 1), ((100, 1000), 0),
+                 ((3, 3 * ROW_CHUNK + 5), 1), ((2, 33 * ROW_CHUNK + 1), 1),
+                 ((3 * ROW_CHUNK + 5, 64), 0)]
+
+
+@pytest.mark.parametrize("op", ["sum", "mean"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32",
+                                   "float64"])
+def test_a_device_result_is_finished_as_a_host_one(torch, rng, seed_note,
+                                                   dtype, op):
+    """A float sum or mean into a device result is finished (cast to its
+    dtype, a mean divided by its row's length) by the last pass that
+    writes it; a host result by the store pass after it: the same bits,
+    into a fresh result, a strided out and an offset one, with rows whose
+    float16 sums overflow to inf and rows of -0.0."""
+    for shape, axis in FINISH_SHAPES:
+        host = (rng.standard_normal(shape) * 4 + 1).astype(dtype_of(dtype))
+        if shape[0] > 2 and shape[1] > 2:
+            host[1] = 3e4 if axis == 1 else host[1]
+            host[:, 1] = 3e4 if axis == 0 else host[:, 1]
+            host[2] = -0.0 if axis == 1 else host[2]
+            host[:, 2] = -0.0 if axis == 0 else host[:, 2]
+        if shape == (3, 4099):
+            wide = torch.zeros((3, 4104), dtype=torch_dtype(
+                torch, host.dtype), device="cuda")
+            wide[:, :4099] = torch_from_host(torch, host)
+            x = wide[:, :4099]
+        else:
+            x = torch_from_host(torch, host)
+        reduce = getattr(cudareduce, op)
+        want = reduce(host, axis=axis)
+        what = f"{op} of {dtype} {shape} along {axis} {seed_note}"
+        assert same_bits(to_host(reduce(x, axis=axis)), want), what
+        for start, step in ((1, 2), (3, 1)):
+            buffer = torch.full((start + step * want.size,), 7.0,
+                                dtype=x.dtype, device="cuda")
+            out = buffer[start::step]
+            assert reduce(x, axis=axis, out=out) is out
+            assert same_bits(to_host(out), want), (
+                f"{what}, into an out of step {step} from {start}")
+            assert same_bits(to_host(buffer[:start]),
+                             np.full(start, 7, dtype=want.dtype)), (
+                f"{what}: the out's buffer written before it")
+
+
+# Rows of any length an index operator's plan cuts into shorter chunks
+# (few rows: argmax over (32, 2^17) in chunks of 1,024) or not, and the
+# other kernels' last passes.
+INDEX_SHAPES = [((32, 1 << 17), 1), ((3, 40_000), 1), ((1, 1 << 20), 1),
+                ((4099, 3), 1), ((3, 4104), 0), ((100, 1000), 0),
+                ((2, 33 * ROW_CHUNK + 1), 1)]
+
+
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+@pytest.mark.parametrize("dtype", ["float32", "int8", "float16"])
+def test_an_index_into_a_device_result_is_numpys(cupy, rng, seed_note, dtype,
+                                                 op):
+    """argmin and argmax along an axis into a device result (the index
+    written as int64 by the last pass, its rows' chunks as short as the
+    shape asks) and into a strided int64 out: NumPy's first index of the
+    extreme, among many ties across every chunk, and a NaN's where a row
+    has one."""
+    for shape, axis in INDEX_SHAPES:
+        host = rng.integers(0, 4, shape).astype(dtype)
+        if host.dtype.kind == "f" and host.shape[1 - axis] > 1:
+            # Line 1 of those reduced, a view: three NaNs in it.
+            index = [slice(None)] * 2
+            index[1 - axis] = 1
+            line = host[tuple(index)]
+            line[rng.integers(0, line.size, 3)] = np.nan
+        want = getattr(np, op)(host, axis=axis)
+        x = cupy.asarray(host)
+        what = f"{op} of {dtype} {shape} along {axis} {seed_note}"
+        got = getattr(cudareduce, op)(x, axis=axis)
+        assert same_bits(to_host(got), want), what
+        buffer = cupy.full(2 * want.size + 1, 7, dtype=np.int64)
+        out = buffer[1::2]
+        assert getattr(cudareduce, op)(x, axis=axis, out=out) is out
+        assert same_bits(to_host(out), want), f"{what}, into a strided out"
+        assert (buffer[::2] == 7).all(), f"{what}: the out's gaps written"
+
+
 # --- out= --------------------------------------------------------------------
 
 OUT_KINDS = ("numpy", "numpy-strided", "cupy", "cupy-strided", "torch",

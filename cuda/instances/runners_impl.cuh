@@ -320,16 +320,17 @@ done:
 
 /* The row kernel's launch of pass `pass` (rows_plan.c plans it), over
  * elements of T.  The caller checks the launch. */
-template <class T, class Acc, class Op>
+template <class T, class Acc, class Op, class Store>
 static void
 launch_rows(const cr_rows_pass *pass, const unsigned char *in,
             const cr_rows_geometry *geometry, int64_t rows, int64_t stride,
-            unsigned char *out, int64_t chunk_bytes, cudaStream_t stream)
+            unsigned char *out, int64_t chunk_bytes,
+            const cr_rows_finish &finish, cudaStream_t stream)
 {
-    reduce_rows<T, Acc, Op>
+    reduce_rows<T, Acc, Op, Store>
         <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
-            in, *geometry, rows, pass->length, stride, pass->chunks,
-            pass->group, out, chunk_bytes);
+            in, *geometry, rows, pass->length, stride, (int)pass->chunk,
+            pass->chunks, pass->group, out, chunk_bytes, finish);
 }
 
 /* The short-row kernel's launch of `pass`: its instance for rows of at
@@ -337,100 +338,129 @@ launch_rows(const cr_rows_pass *pass, const unsigned char *in,
  * reduce_short_row_gangs can read them (pass 0 of GANGS, rows side by
  * side), with the launch rows_plan.c plans (8 rows a thread: two gangs of
  * float32's).  The caller checks the launch. */
-template <class T, class Acc, class Op, bool GANGS>
+template <class T, class Acc, class Op, class Store, bool GANGS>
 static void
 launch_short_rows(const cr_rows_pass *pass, const unsigned char *in,
                   const cr_rows_geometry *geometry, int64_t rows,
-                  int64_t stride, unsigned char *out, cudaStream_t stream)
+                  int64_t stride, unsigned char *out,
+                  const cr_rows_finish &finish, cudaStream_t stream)
 {
-    constexpr int GANG = short_row_gang<T, CR_SHORT_ROW / 2>;
+    constexpr int GANG = short_row_gang<T, Acc, CR_SHORT_ROW / 2>;
     if constexpr (GANGS && GANG > 1) {
         if (pass->length <= CR_SHORT_ROW / 2 && geometry->ndim == 1
             && geometry->in_strides[0] == (int64_t)sizeof(T)
             && stride % 16 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0) {
-            reduce_short_row_gangs<T, Acc, Op, CR_SHORT_ROW / 2>
+            reduce_short_row_gangs<T, Acc, Op, Store, CR_SHORT_ROW / 2>
                 <<<(unsigned int)pass->blocks, pass->threads_x, 0,
                    stream>>>(in, *geometry, rows, (int)pass->length,
-                             stride, out);
+                             stride, out, finish);
             return;
         }
     }
     if (pass->length <= CR_SHORT_ROW / 2) {
-        reduce_short_rows<T, Acc, Op, CR_SHORT_ROW / 2>
+        reduce_short_rows<T, Acc, Op, Store, CR_SHORT_ROW / 2>
             <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
-                in, *geometry, rows, (int)pass->length, stride, out);
+                in, *geometry, rows, (int)pass->length, stride, out, finish);
     }
     else {
-        reduce_short_rows<T, Acc, Op, CR_SHORT_ROW>
+        reduce_short_rows<T, Acc, Op, Store, CR_SHORT_ROW>
             <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
-                in, *geometry, rows, (int)pass->length, stride, out);
+                in, *geometry, rows, (int)pass->length, stride, out, finish);
     }
 }
 
 /* The column kernel's launch of `pass` in its shape: CR_COLUMN_THREADS
  * threads a row, or (ACROSS 32) a thread a lane.  The caller checks the
  * launch. */
-template <class T, class Acc, class Op, int ACROSS>
+template <class T, class Acc, class Op, class Store, int ACROSS>
 static void
 launch_columns(const cr_rows_pass *pass, const unsigned char *in,
                const cr_rows_geometry *geometry, int64_t rows,
                int64_t stride, unsigned char *out, int64_t chunk_bytes,
-               cudaStream_t stream)
+               const cr_rows_finish &finish, cudaStream_t stream)
 {
-    reduce_columns<T, Acc, Op, ACROSS>
+    reduce_columns<T, Acc, Op, Store, ACROSS>
         <<<(unsigned int)pass->blocks,
            dim3(pass->threads_x, pass->threads_y), 0, stream>>>(
-            in, *geometry, rows, pass->length, stride, pass->chunks,
-            pass->group, out, chunk_bytes);
+            in, *geometry, rows, pass->length, stride, (int)pass->chunk,
+            pass->chunks, pass->group, out, chunk_bytes, finish);
 }
 
-/* Pass p of `plan` by its kernel: pass 0 reads elements of T, later
- * passes the partials (Acc) before them. */
-template <class T, class Acc, class Op>
-cr_status
-run_rows(const cr_rows_plan *plan, int p, const void *in,
-         const cr_rows_geometry *geometry, int64_t rows, int64_t stride,
-         void *out, int64_t chunk_bytes, cudaStream_t stream,
-         cr_error *error)
+/* Pass p of `plan` by its kernel, writing as Store writes: pass 0 reads
+ * elements of T, later passes the partials (Acc) before them. */
+template <class T, class Acc, class Op, class Store>
+static void
+launch_pass(const cr_rows_plan *plan, int p, const unsigned char *in,
+            const cr_rows_geometry *geometry, int64_t rows, int64_t stride,
+            unsigned char *out, int64_t chunk_bytes,
+            const cr_rows_finish &finish, cudaStream_t stream)
 {
-    cr_status status = CR_OK;
     const cr_rows_pass *pass = &plan->pass[p];
-    const unsigned char *bytes = static_cast<const unsigned char *>(in);
-    unsigned char *results = static_cast<unsigned char *>(out);
     switch (pass->kernel) {
     case CR_ROWS_KERNEL_SHORT:
         if (p > 0) {
-            launch_short_rows<Acc, Acc, Op, false>(pass, bytes, geometry,
-                                                   rows, stride, results,
-                                                   stream);
+            launch_short_rows<Acc, Acc, Op, Store, false>(
+                pass, in, geometry, rows, stride, out, finish, stream);
         }
         else {
-            launch_short_rows<T, Acc, Op, true>(pass, bytes, geometry, rows,
-                                                stride, results, stream);
+            launch_short_rows<T, Acc, Op, Store, true>(
+                pass, in, geometry, rows, stride, out, finish, stream);
         }
         break;
     case CR_ROWS_KERNEL_COLUMNS:
         if (pass->threads_y == CR_COLUMN_THREADS) {
-            launch_columns<T, Acc, Op, CR_COLUMN_THREADS>(
-                pass, bytes, geometry, rows, stride, results, chunk_bytes,
+            launch_columns<T, Acc, Op, Store, CR_COLUMN_THREADS>(
+                pass, in, geometry, rows, stride, out, chunk_bytes, finish,
                 stream);
         }
         else {
-            launch_columns<T, Acc, Op, 32>(pass, bytes, geometry, rows,
-                                           stride, results, chunk_bytes,
-                                           stream);
+            launch_columns<T, Acc, Op, Store, 32>(
+                pass, in, geometry, rows, stride, out, chunk_bytes, finish,
+                stream);
         }
         break;
     default:
         if (p > 0) {
-            launch_rows<Acc, Acc, Op>(pass, bytes, geometry, rows, stride,
-                                      results, chunk_bytes, stream);
+            launch_rows<Acc, Acc, Op, Store>(pass, in, geometry, rows,
+                                             stride, out, chunk_bytes,
+                                             finish, stream);
         }
         else {
-            launch_rows<T, Acc, Op>(pass, bytes, geometry, rows, stride,
-                                    results, chunk_bytes, stream);
+            launch_rows<T, Acc, Op, Store>(pass, in, geometry, rows, stride,
+                                           out, chunk_bytes, finish, stream);
         }
         break;
+    }
+}
+
+template <class T, class Acc, class Op>
+cr_status
+run_rows(const cr_rows_plan *plan, int p, const void *in,
+         const cr_rows_geometry *geometry, int64_t rows, int64_t stride,
+         void *out, int64_t chunk_bytes, const cr_rows_finish *finish,
+         cudaStream_t stream, cr_error *error)
+{
+    cr_status status = CR_OK;
+    const unsigned char *bytes = static_cast<const unsigned char *>(in);
+    unsigned char *results = static_cast<unsigned char *>(out);
+    if (finish == NULL) {
+        launch_pass<T, Acc, Op, store_accumulator<Acc>>(
+            plan, p, bytes, geometry, rows, stride, results, chunk_bytes,
+            cr_rows_finish{}, stream);
+    }
+    else if constexpr (rows_finishing<T, Acc, Op> == CR_ROWS_FINISH_FLOAT) {
+        launch_pass<T, Acc, Op, store_finished<T>>(
+            plan, p, bytes, geometry, rows, stride, results, chunk_bytes,
+            *finish, stream);
+    }
+    else if constexpr (rows_finishing<T, Acc, Op> == CR_ROWS_FINISH_INDEX) {
+        launch_pass<T, Acc, Op, store_index>(plan, p, bytes, geometry, rows,
+                                             stride, results, chunk_bytes,
+                                             *finish, stream);
+    }
+    else {
+        return cr_fail(error, CR_ERR_INVALID, "rows: this operator's last "
+                       "pass writes its accumulator only");
     }
     CR_CHECK(cudaGetLastError());
 done:
@@ -454,7 +484,8 @@ done:
         const void *, int64_t, int64_t, void *, cudaStream_t, cr_error *); \
     template cr_status run_rows<T, Acc, Op>(                              \
         const cr_rows_plan *, int, const void *, const cr_rows_geometry *, \
-        int64_t, int64_t, void *, int64_t, cudaStream_t, cr_error *);     \
+        int64_t, int64_t, void *, int64_t, const cr_rows_finish *,         \
+        cudaStream_t, cr_error *);                                        \
     template cr_status run_cub_rows<T, Acc, Op>(                          \
         const void *, int64_t, int64_t, void *, size_t *, void *,          \
         cudaStream_t, cr_error *);

@@ -179,4 +179,24 @@ using NanArgMinOp = NanArgExtremeOp<V, false>;
 template <class V>
 using NanArgMaxOp = NanArgExtremeOp<V, true>;
 
+/* argmin and argmax; the index operators (those and their NaN-skipping
+ * forms). */
+template <class Op>
+struct is_arg_extreme : cuda::std::false_type {};
+template <class V, bool MAX>
+struct is_arg_extreme<ArgExtremeOp<V, MAX>> : cuda::std::true_type {};
+template <class Op>
+struct is_index_operator : is_arg_extreme<Op> {};
+template <class V, bool MAX>
+struct is_index_operator<NanArgExtremeOp<V, MAX>> : cuda::std::true_type {};
+
+/* Whether Op's results over Acc are the same bits in any order of
+ * combining: an index operator's (a total order of value and index), an
+ * integer's or bool's (exact, or wrapping modulo 2^64); not a float's
+ * (rounding, a zero's sign, a NaN's payload).  Along axes their rows'
+ * chunks follow the shape (rows_plan.c). */
+template <class Acc, class Op>
+inline constexpr bool any_order =
+    is_index_operator<Op>::value || cuda::std::is_integral_v<Acc>;
+
 #endif /* CUDAREDUCE_OPERATORS_CUH */

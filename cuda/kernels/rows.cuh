@@ -6,7 +6,9 @@
  * it (batch invariance, and determinism).
  *
  *   A row longer than CR_ROW_CHUNK is cut into chunks of CR_ROW_CHUNK
- *   elements, the last shorter; each chunk's partial is the reduction of
+ *   elements, the last shorter (an operator whose result is the same bits
+ *   in any order, into shorter ones where a few rows would leave the GPU
+ *   idle: rows_plan.c); each chunk's partial is the reduction of
  *   its elements below, and the row's sequence of partials is reduced
  *   the same way, in another pass (rows_plan.c), until one is left.
  *
@@ -33,8 +35,8 @@
  * rows before combining any, as one element a lane would leave the
  * memory system idle.  reduce_short_row_gangs: the same for rows of at
  * most CR_SHORT_ROW / 2 side by side, a few adjacent ones a thread, each
- * element of them in one 16-byte load.  An index operator's index is the
- * element's in its row, chunk * CR_ROW_CHUNK + its place.
+ * element of them in one load of 8 or 16 bytes.  An index operator's index is the
+ * element's in its row, chunk * the pass's chunk + its place.
  */
 #ifndef CUDAREDUCE_ROWS_CUH
 #define CUDAREDUCE_ROWS_CUH
@@ -43,6 +45,7 @@
 
 #include "kernels/casts.cuh"
 #include "kernels/fast.cuh"
+#include "kernels/float_results.cuh"
 #include "kernels/operators.cuh"
 #include "rows_plan.h"
 #include "tuning.h"
@@ -137,6 +140,48 @@ __device__ __forceinline__ Acc settled(Acc v)
     }
 }
 
+/* How a pass writes a chunk's partial or a row's result: its accumulator
+ * (store_accumulator: partials, and results that need no finishing), or,
+ * in the last pass of a float sum or mean into a device out of the
+ * element's dtype, the result finished as the store pass would finish it
+ * (store_finished, finish_float), so that no accumulator is written and
+ * read again: the store pass after float16's 2^24 sums along axis 1 took
+ * 74 us beside their kernel's 119
+ * (docs/recorded/exact-round-axis-store-2026-11-27-h200.txt, item 4). */
+template <class Acc>
+struct store_accumulator {
+    using type = Acc;
+    __device__ static Acc finished(Acc v, const cr_rows_finish &)
+    {
+        return v;
+    }
+};
+
+template <class Result>
+struct store_finished {
+    using type = Result;
+    template <class Acc>
+    __device__ static Result finished(Acc v, const cr_rows_finish &f)
+    {
+        return f.reduced_is_result
+                   ? finish_float<Acc, Result, Result>(v, f.divide, f.n)
+                   : finish_float<Acc, Acc, Result>(v, f.divide, f.n);
+    }
+};
+
+/* argmin's and argmax's index, into an int64 out (NumPy's intp), which
+ * the store pass would copy out of the accumulator: a third launch after
+ * the two passes of argmax over (32, 2^17)
+ * (docs/recorded/axis-kernels-2026-11-27-h200.txt, item 4). */
+struct store_index {
+    using type = int64_t;
+    template <class Acc>
+    __device__ static int64_t finished(Acc v, const cr_rows_finish &)
+    {
+        return v.index;
+    }
+};
+
 /* What a lane folds its elements into: the accumulator, but for an index
  * operator's elements (not an earlier pass's partials, which carry their
  * indices) the value beside an int index in the chunk, combined by
@@ -184,7 +229,7 @@ struct lane_fold<T, Acc, true> {
 };
 
 /* One lane's fold: the elements lane, lane + step, ... of the m at
- * `chunk` (`stride` bytes apart; lane < m <= CR_ROW_CHUNK), the first of
+ * `chunk` (`stride` bytes apart; lane < m <= the pass's chunk), the first of
  * index `first` in its row, left to right from the lane's first.  The
  * loads of a turn, the last shorter turn's too, are all in flight before
  * its combines, which keep that order. */
@@ -268,17 +313,23 @@ inline constexpr int rows_blocks_per_sm =
 /* The chunks of a pass, a group of `group` lanes each (32 / group to a
  * warp), chunk c of row r being segment r * chunks + c.  Its partial
  * goes to out + the row's out offset + c * chunk_bytes: a partials
- * buffer's place, or for chunks 1 the row's result. */
-template <class T, class Acc, class Op>
+ * buffer's place, or for chunks 1 the row's result, as Store writes it. */
+template <class T, class Acc, class Op, class Store>
 __global__ void __launch_bounds__(CR_ROWS_THREADS, rows_blocks_per_sm<T, Acc>)
 reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
-            int64_t rows, int64_t length, int64_t stride, int64_t chunks,
-            int group, unsigned char *out, int64_t chunk_bytes)
+            int64_t rows, int64_t length, int64_t stride, int chunk_length,
+            int64_t chunks, int group, unsigned char *out,
+            int64_t chunk_bytes, cr_rows_finish finish)
 {
     const int warp_lane = threadIdx.x % 32;
     const int lane = warp_lane % group;
     const int per_warp = 32 / group;
     const int64_t segments = rows * chunks;
+    /* A chunk's elements: the plan's, which is CR_ROW_CHUNK but for an
+     * operator of any order; the others' a constant: read at run time it
+     * cost a float32 sum's rows of 2^10 6%
+     * (docs/recorded/axis-finish-2026-11-28-h200.txt). */
+    const int elements = any_order<Acc, Op> ? chunk_length : CR_ROW_CHUNK;
     const int64_t warp =
         ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
@@ -289,12 +340,11 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
         const int64_t segment = base + warp_lane / group;
         const int64_t row = chunks == 1 ? segment : segment / chunks;
         const int64_t chunk = segment - row * chunks;
-        const int64_t first = chunk * CR_ROW_CHUNK;
+        const int64_t first = chunk * elements;
         int64_t m = 0, in_offset = 0, out_offset = 0;
         Acc v = Op::identity();
         if (segment < segments) {
-            m = length - first < CR_ROW_CHUNK ? length - first
-                                              : CR_ROW_CHUNK;
+            m = length - first < elements ? length - first : elements;
             row_offsets(geometry, row, &in_offset, &out_offset);
         }
         if (lane < m) {
@@ -304,8 +354,9 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
         }
         v = group_tree<Acc, Op>(v, lane, m < group ? (int)m : group, group);
         if (segment < segments && lane == 0) {
-            *reinterpret_cast<Acc *>(out + out_offset + chunk * chunk_bytes)
-                = settled<Op>(v);
+            *reinterpret_cast<typename Store::type *>(
+                out + out_offset + chunk * chunk_bytes) =
+                Store::finished(settled<Op>(v), finish);
         }
     }
 }
@@ -321,12 +372,14 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
  * has its own bound: under the wide one's (1,024 threads) the narrow one
  * took 48 registers, not 60, and (2^10, 2^16) along axis 0 ran 10%
  * slower. */
-template <class T, class Acc, class Op, int ACROSS>
+template <class T, class Acc, class Op, class Store, int ACROSS>
 __global__ void __launch_bounds__(ACROSS == 32 ? 1024 : CR_ROWS_THREADS,
                                   ACROSS == 32 ? 1 : CR_ROWS_BLOCKS_PER_SM / 2)
 reduce_columns(const unsigned char *in, cr_rows_geometry geometry,
-               int64_t rows, int64_t length, int64_t stride, int64_t chunks,
-               int group, unsigned char *out, int64_t chunk_bytes)
+               int64_t rows, int64_t length, int64_t stride,
+               int chunk_length, int64_t chunks, int group,
+               unsigned char *out, int64_t chunk_bytes,
+               cr_rows_finish finish)
 {
     constexpr int FEWEST = CR_COLUMN_THREADS;
     /* The wide shape's 1,024 threads get 64 registers: 16 loads spilled
@@ -340,15 +393,16 @@ reduce_columns(const unsigned char *in, cr_rows_geometry geometry,
     const int x = threadIdx.x;
     const int y = threadIdx.y;
     const int64_t items = (rows + width - 1) / width * chunks;
+    const int elements = any_order<Acc, Op> ? chunk_length : CR_ROW_CHUNK;
 
     /* The bound is the block's: every thread reaches each barrier. */
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
         const int64_t tile = chunks == 1 ? item : item / chunks;
         const int64_t chunk = item - tile * chunks;
         const int64_t row = tile * width + x;
-        const int64_t first = chunk * CR_ROW_CHUNK;
-        const int m = (int)(length - first < CR_ROW_CHUNK ? length - first
-                                                          : CR_ROW_CHUNK);
+        const int64_t first = chunk * elements;
+        const int m = (int)(length - first < elements ? length - first
+                                                      : elements);
         const bool here = row < rows;
         int present = m < group ? m : group;
         int64_t in_offset = 0, out_offset = 0;
@@ -400,8 +454,9 @@ reduce_columns(const unsigned char *in, cr_rows_geometry geometry,
             }
         }
         if (here && y == 0) {
-            *reinterpret_cast<Acc *>(out + out_offset + chunk * chunk_bytes)
-                = settled<Op>(*own);
+            *reinterpret_cast<typename Store::type *>(
+                out + out_offset + chunk * chunk_bytes) =
+                Store::finished(settled<Op>(*own), finish);
         }
     }
 }
@@ -486,36 +541,49 @@ __device__ __forceinline__ void load_short_row(T (&items)[ROW],
     }
 }
 
+/* The word that holds element j of a gang's rows in reduce_short_row_gangs:
+ * 16 bytes, but 8 of 1-byte elements (16 rows of them, each a register
+ * once unpacked, spilled 22 to 48 bytes beside their 8-byte sums at 128
+ * registers, ptxas, sm_90). */
+template <class T>
+using gang_word = cuda::std::conditional_t<sizeof(T) == 1, uint2, uint4>;
+
 /* Adjacent short rows a thread of reduce_short_row_gangs takes at once
  * (their first elements side by side: the leading axis of a C-contiguous
- * array), a 16-byte load holding element j of each; 0 (no gangs) where
- * their elements would pass 16 registers (ROW of CR_SHORT_ROW, elements
- * of 2 bytes or less, one a register) or one fills the load. */
-template <class T, int ROW>
+ * array), a gang_word holding element j of each; 0 (no gangs) where
+ * their elements would pass 16 registers (ROW of CR_SHORT_ROW), their
+ * results 32, or one fills the word.  Elements of 1 and 2 bytes gang
+ * too: a thread a row of 2-byte elements read (4, 2^24) along axis 0 at
+ * 26% of the DRAM's peak (docs/recorded/axis-dtypes-2026-11-27-h200.txt,
+ * item 6). */
+template <class T, class Acc, int ROW>
 inline constexpr int short_row_gang =
-    sizeof(T) >= 4 && sizeof(T) <= 8 && 16 / (int)sizeof(T) * ROW <= 16
-        ? 16 / (int)sizeof(T) : 0;
+    sizeof(T) <= 8 && (int)sizeof(gang_word<T>) * ROW <= 64
+            && (int)(sizeof(gang_word<T>) / sizeof(T) * sizeof(Acc)) <= 128
+        ? (int)(sizeof(gang_word<T>) / sizeof(T)) : 0;
 
 /* Rows of `length` <= ROW elements whose first elements lie side by side
  * (ndim 1, in_strides[0] the element's size) and whose elements'
  * `stride` and first address are multiples of 16: in gangs of GANG
  * (short_row_gang) adjacent rows, a gang a thread, element j of a whole
- * gang in one 16-byte load (of the rows past the last whole gang one
+ * gang in one gang_word (of the rows past the last whole gang one
  * element at a time); each row combined by short_tree, a gang's results
  * stored in 16-byte words where they lie side by side.  A thread a row
  * read (4, 2^24) along axis 0 at 62% of the DRAM's peak in 110 us, four
  * rows' elements 64 MiB apart each in its own 4-byte load; gangs: 79 us
  * (docs/recorded/axis-kernels-2026-11-27-h200.txt). */
-template <class T, class Acc, class Op, int ROW>
+template <class T, class Acc, class Op, class Store, int ROW>
 __global__ void __launch_bounds__(CR_ROWS_THREADS, CR_ROWS_BLOCKS_PER_SM / 2)
 reduce_short_row_gangs(const unsigned char *in, cr_rows_geometry geometry,
                        int64_t rows, int length, int64_t stride,
-                       unsigned char *out)
+                       unsigned char *out, cr_rows_finish finish)
 {
-    constexpr int GANG = short_row_gang<T, ROW>;
-    static_assert(GANG > 1, "a gang's elements fill a 16-byte load");
-    constexpr int PACKED = GANG * (int)sizeof(Acc) % 16 == 0
-                           ? GANG * (int)sizeof(Acc) / 16 : 0;
+    using Stored = typename Store::type;
+    using Word = gang_word<T>;
+    constexpr int GANG = short_row_gang<T, Acc, ROW>;
+    static_assert(GANG > 1, "a gang's elements fill a word");
+    constexpr int PACKED = GANG * (int)sizeof(Stored) % 16 == 0
+                           ? GANG * (int)sizeof(Stored) / 16 : 0;
     const int64_t gangs = rows / GANG;
     const int64_t threads = (int64_t)gridDim.x * blockDim.x;
     const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -523,28 +591,29 @@ reduce_short_row_gangs(const unsigned char *in, cr_rows_geometry geometry,
      * fill them: 4-byte stores 16 bytes apart left (4, 2^24) along axis 0
      * at 98 us. */
     const bool packed = PACKED > 0
-        && geometry.out_strides[0] == (int64_t)sizeof(Acc)
+        && geometry.out_strides[0] == (int64_t)sizeof(Stored)
         && reinterpret_cast<uintptr_t>(out) % 16 == 0;
     for (int64_t g = thread; g < gangs; g += threads) {
-        const unsigned char *first = in + g * 16;
+        const unsigned char *first = in + g * (int64_t)sizeof(Word);
         T items[GANG][ROW];
 #pragma unroll
         for (int j = 0; j < ROW; j++) {
             if (j < length) {
                 T element[GANG];
-                const uint4 word =
-                    *reinterpret_cast<const uint4 *>(first + j * stride);
-                memcpy(element, &word, 16);
+                const Word word =
+                    *reinterpret_cast<const Word *>(first + j * stride);
+                memcpy(element, &word, sizeof(Word));
 #pragma unroll
                 for (int r = 0; r < GANG; r++) {
                     items[r][j] = element[r];
                 }
             }
         }
-        Acc results[GANG];
+        Stored results[GANG];
 #pragma unroll
         for (int r = 0; r < GANG; r++) {
-            results[r] = short_tree<T, Acc, Op, ROW>(items[r], length);
+            results[r] = Store::finished(
+                short_tree<T, Acc, Op, ROW>(items[r], length), finish);
         }
         if constexpr (PACKED > 0) {
             if (packed) {
@@ -561,7 +630,7 @@ reduce_short_row_gangs(const unsigned char *in, cr_rows_geometry geometry,
         for (int r = 0; r < GANG; r++) {
             int64_t in_offset, out_offset;
             row_offsets(geometry, g * GANG + r, &in_offset, &out_offset);
-            *reinterpret_cast<Acc *>(out + out_offset) = results[r];
+            *reinterpret_cast<Stored *>(out + out_offset) = results[r];
         }
     }
     /* The rows past the last whole gang: one thread, an element a load
@@ -573,8 +642,8 @@ reduce_short_row_gangs(const unsigned char *in, cr_rows_geometry geometry,
             int64_t in_offset, out_offset;
             row_offsets(geometry, row, &in_offset, &out_offset);
             load_short_row(items, in + in_offset, length, stride);
-            *reinterpret_cast<Acc *>(out + out_offset) =
-                short_tree<T, Acc, Op, ROW>(items, length);
+            *reinterpret_cast<Stored *>(out + out_offset) = Store::finished(
+                short_tree<T, Acc, Op, ROW>(items, length), finish);
         }
     }
 }
@@ -585,11 +654,11 @@ reduce_short_row_gangs(const unsigned char *in, cr_rows_geometry geometry,
  * (short_rows_at_once of them, so that adjacent threads read adjacent
  * rows) loads them all, then combines each by short_tree and writes its
  * result to out + the row's out offset. */
-template <class T, class Acc, class Op, int ROW>
+template <class T, class Acc, class Op, class Store, int ROW>
 __global__ void __launch_bounds__(CR_ROWS_THREADS, CR_ROWS_BLOCKS_PER_SM / 2)
 reduce_short_rows(const unsigned char *in, cr_rows_geometry geometry,
                   int64_t rows, int length, int64_t stride,
-                  unsigned char *out)
+                  unsigned char *out, cr_rows_finish finish)
 {
     constexpr int AT_ONCE = short_rows_at_once<T, ROW>;
     const int64_t threads = (int64_t)gridDim.x * blockDim.x;
@@ -620,8 +689,9 @@ reduce_short_rows(const unsigned char *in, cr_rows_geometry geometry,
 #pragma unroll
         for (int r = 0; r < AT_ONCE; r++) {
             if (base + r * threads < rows) {
-                *reinterpret_cast<Acc *>(out + out_offset[r]) =
-                    short_tree<T, Acc, Op, ROW>(items[r], length);
+                *reinterpret_cast<typename Store::type *>(
+                    out + out_offset[r]) = Store::finished(
+                    short_tree<T, Acc, Op, ROW>(items[r], length), finish);
             }
         }
     }

@@ -159,7 +159,7 @@ check_refusals(void)
 /* The plan of a float32 matrix's rows of `length`, laid out as rows
  * (C order) or with `columns` as columns (Fortran order). */
 static void
-plan_matrix(int64_t rows_count, int64_t length, int columns,
+plan_matrix(int64_t rows_count, int64_t length, int columns, int any_order,
             cr_rows_plan *plan)
 {
     cr_rows rows;
@@ -170,7 +170,7 @@ plan_matrix(int64_t rows_count, int64_t length, int columns,
     rows.kept_ndim = 1;
     rows.kept_shape[0] = rows_count;
     rows.kept_strides[0] = columns ? 4 : 4 * length;
-    cr_rows_plan_passes(&rows, 4, plan);
+    cr_rows_plan_passes(&rows, 4, any_order, plan);
 }
 
 /* The passes of a row of `length`: one, and one more for each time it
@@ -193,7 +193,7 @@ static void
 check_plan(int64_t rows_count, int64_t length, int columns, int passes)
 {
     cr_rows_plan plan;
-    plan_matrix(rows_count, length, columns, &plan);
+    plan_matrix(rows_count, length, columns, 0, &plan);
     CHECK(plan.count == passes);
     int64_t expected = length;
     for (int p = 0; p < plan.count; p++) {
@@ -203,6 +203,7 @@ check_plan(int64_t rows_count, int64_t length, int columns, int passes)
             group *= 2;
         }
         CHECK(pass->length == expected);
+        CHECK(pass->chunk == CR_ROW_CHUNK);
         CHECK(pass->chunks == (expected + CR_ROW_CHUNK - 1) / CR_ROW_CHUNK);
         CHECK(pass->group == group);
         CHECK((pass->chunks == 1) == (p == plan.count - 1));
@@ -243,10 +244,10 @@ check_plan(int64_t rows_count, int64_t length, int columns, int passes)
  * every row is reduced once. */
 static void
 check_coverage(int64_t rows_count, int64_t length, int columns,
-               int at_once)
+               int any_order, int at_once)
 {
     cr_rows_plan plan;
-    plan_matrix(rows_count, length, columns, &plan);
+    plan_matrix(rows_count, length, columns, any_order, &plan);
     const cr_rows_pass *pass = &plan.pass[0];
     const int64_t segments = rows_count * pass->chunks;
     unsigned char *seen = calloc((size_t)segments, 1);
@@ -307,6 +308,48 @@ check_coverage(int64_t rows_count, int64_t length, int columns,
     free(seen);
 }
 
+/* An operator of any order: the row kernel's chunks halved while they
+ * are fewer than CR_ROWS_FILL_CHUNKS, down to CR_ROWS_MIN_CHUNK, each
+ * pass's by its own length; the column kernel's and those of rows enough
+ * to fill the GPU are CR_ROW_CHUNK. */
+static void
+check_any_order_chunks(void)
+{
+    const int64_t shapes[][3] = {
+        /* rows, length, columns */
+        {32, 1 << 17, 0}, {1, 1 << 30, 0}, {4, 1 << 24, 0},
+        {1 << 12, 1 << 12, 0}, {1 << 20, 1 << 12, 0}, {3, 40000, 0},
+        {4, 1 << 20, 1}, {2, CR_ROWS_MIN_CHUNK + 1, 0}};
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        const int64_t rows_count = shapes[k][0];
+        const int columns = (int)shapes[k][2];
+        cr_rows_plan plan;
+        plan_matrix(rows_count, shapes[k][1], columns, 1, &plan);
+        int64_t length = shapes[k][1];
+        for (int p = 0; p < plan.count; p++) {
+            const cr_rows_pass *pass = &plan.pass[p];
+            int64_t chunk = CR_ROW_CHUNK;
+            if (pass->kernel == CR_ROWS_KERNEL_ROWS) {
+                while (chunk / 2 >= CR_ROWS_MIN_CHUNK
+                       && rows_count * ((length + chunk - 1) / chunk)
+                              < CR_ROWS_FILL_CHUNKS) {
+                    chunk /= 2;
+                }
+            }
+            CHECK(pass->length == length);
+            CHECK(pass->chunk == chunk);
+            CHECK(pass->chunks == (length + chunk - 1) / chunk);
+            CHECK((pass->chunks == 1) == (p == plan.count - 1));
+            length = pass->chunks;
+        }
+    }
+    /* argmax over (32, 2^17): 4,096 chunks of 1,024, then one pass. */
+    cr_rows_plan plan;
+    plan_matrix(32, 1 << 17, 0, 1, &plan);
+    CHECK(plan.count == 2 && plan.pass[0].chunk == 1024
+          && plan.pass[0].chunks == 128);
+}
+
 static void
 check_merge(void)
 {
@@ -344,6 +387,7 @@ main(void)
     check_kernel_choice();
     check_refusals();
     check_merge();
+    check_any_order_chunks();
     check_plan(1, 1, 0, 1);
     check_plan(1000, 3, 0, 1);
     check_plan(1000, 3, 1, 1);
@@ -364,8 +408,12 @@ main(void)
                                 {1 << 22, 40}};
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         for (int at_once = 1; at_once <= 4; at_once *= 2) {
-            check_coverage(sizes[k][0], sizes[k][1], 0, at_once);
-            check_coverage(sizes[k][0], sizes[k][1], 1, at_once);
+            for (int any_order = 0; any_order <= 1; any_order++) {
+                check_coverage(sizes[k][0], sizes[k][1], 0, any_order,
+                               at_once);
+                check_coverage(sizes[k][0], sizes[k][1], 1, any_order,
+                               at_once);
+            }
         }
     }
     if (failures == 0) {
