@@ -2,9 +2,11 @@
  *
  * One launch for any n.  Each thread streams 16-byte vector loads, UNROLL
  * of them in flight, into as many independent accumulators, or one where
- * the accumulator is wide (fast_chains); the head before the first
- * 16-byte boundary and the tail after the last full vector are read
- * element by element.  Warps reduce with shuffles, blocks through 32
+ * the accumulator is wide (fast_chains); a sum of int8 or uint8 adds a
+ * turn's loads four bytes at a time into one 32-bit lane, widened to its
+ * accumulator once (byte_sums.cuh).  The head before the first 16-byte
+ * boundary and the tail after the last full vector are read element by
+ * element.  Warps reduce with shuffles, blocks through 32
  * shared slots.  A grid of one block writes the result directly.  In a
  * larger grid each block stores its partial as flagged words
  * (flagged_words.cuh) with no fence, and the block that started last (a
@@ -26,6 +28,7 @@
 #include <cstring>
 
 #include "cudareduce.h"
+#include "kernels/byte_sums.cuh"
 #include "kernels/casts.cuh"
 #include "kernels/flagged_words.cuh"
 #include "kernels/results.cuh"
@@ -116,7 +119,8 @@ __device__ __forceinline__ Acc block_reduce(Acc v)
  * On the H100 at 2^28, 1,024 threads, a chain of full combines took 50
  * registers a thread for int32, one block an SM, and ran at 0.96x cub's
  * speed; the tree takes 32 with the launch bound of reduce_fast, and runs
- * at 1.07x (docs/recorded/index-ops-2026-11-24-h100.txt). */
+ * at 1.07x (docs/recorded/index-ops-2026-11-24-h100.txt).  A sum of
+ * int8 or uint8 adds four bytes an instruction (byte_sums.cuh). */
 template <class T, class Acc, class Op>
 __device__ __forceinline__ Acc combine_vector(const uint4 &bits,
                                               int64_t first)
@@ -139,6 +143,9 @@ __device__ __forceinline__ Acc combine_vector(const uint4 &bits,
             }
         }
         return Acc{first + part[0].index, part[0].value};
+    }
+    else if constexpr (sums_bytes<T, Acc, Op>) {
+        return sum_bytes<T, Acc, 1>(&bits);
     }
     else {
         Acc v = to_accumulator<Acc>(items[0], first);
@@ -279,11 +286,18 @@ reduce_fast(const T *in, int64_t n, unsigned long long *slots,
         for (int u = 0; u < CR_FAST_UNROLL; u++) {
             bits[u] = __ldg(vectors + i + u * threads);
         }
+        if constexpr (sums_bytes<T, Acc, Op>) {
+            /* The turn's bytes in one lane, widened once. */
+            acc[0] = op(acc[0], sum_bytes<T, Acc, CR_FAST_UNROLL>(bits));
+        }
+        else {
 #pragma unroll
-        for (int u = 0; u < CR_FAST_UNROLL; u++) {
-            acc[u % CHAINS] = op(acc[u % CHAINS],
-                                 combine_vector<T, Acc, Op>(
-                                     bits[u], head + (i + u * threads) * VEC));
+            for (int u = 0; u < CR_FAST_UNROLL; u++) {
+                acc[u % CHAINS] = op(
+                    acc[u % CHAINS],
+                    combine_vector<T, Acc, Op>(
+                        bits[u], head + (i + u * threads) * VEC));
+            }
         }
     }
     for (; i < nvec; i += threads) {
