@@ -74,7 +74,8 @@ crpy_time_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
         || parse_timing(mode, buffers, warmup, reps, batch, &timing) < 0) {
         return NULL;
     }
-    if (crpy_open_reduction_call(op_name, obj, method_name, threads_obj,
+    if (crpy_open_reduction_call(&crpy_get_state(module)->names, op_name,
+                                 obj, method_name, threads_obj,
                                  Py_None, NULL, 0, 0, &call) < 0) {
         goto done;
     }

@@ -82,8 +82,9 @@ crpy_resolve_reduction(const crpy_operator **op, const crpy_dtype *input,
 }
 
 int
-crpy_open_reduction_call(PyObject *op_name, PyObject *obj,
-                         PyObject *method_name, PyObject *threads_obj,
+crpy_open_reduction_call(const crpy_names *names, PyObject *op_name,
+                         PyObject *obj, PyObject *method_name,
+                         PyObject *threads_obj,
                          PyObject *axis, PyArray_Descr *requested,
                          int stream_given, uintptr_t stream,
                          crpy_reduction_call *call)
@@ -92,7 +93,8 @@ crpy_open_reduction_call(PyObject *op_name, PyObject *obj,
     if ((call->op = crpy_operator_named(op_name)) == NULL
         || crpy_parse_method(method_name, &request->method) < 0
         || crpy_parse_threads(threads_obj, &request->threads) < 0
-        || crpy_acquire_input(obj, cr_op_gives_index(call->op->kernel_op),
+        || crpy_acquire_input(obj, names,
+                              cr_op_gives_index(call->op->kernel_op),
                               stream_given, stream, &call->input) < 0
         || crpy_parse_axis(axis, call->input.ndim,
                            !cr_op_gives_index(call->op->kernel_op)
@@ -141,8 +143,8 @@ int
 crpy_acquire_device_out(PyObject *obj, crpy_reduction_call *call,
                         int any_dtype, crpy_input *out)
 {
-    if (crpy_acquire_input(obj, 0, call->stream_given, call->stream,
-                           out) < 0) {
+    if (crpy_acquire_input(obj, call->input.names, 0, call->stream_given,
+                           call->stream, out) < 0) {
         return -1;
     }
     if (out->location != CR_DEVICE) {

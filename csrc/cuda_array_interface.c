@@ -83,13 +83,46 @@ crpy_plan_device_layout(crpy_input *input, int ndim, const int64_t *shape,
 
 /* d[key], required; KeyError-free: a missing key is a ValueError. */
 static PyObject *
-required_key(PyObject *dict, const char *key)
+required_key(PyObject *dict, PyObject *key)
 {
-    PyObject *value = PyDict_GetItemString(dict, key);    /* borrowed */
+    PyObject *value = PyDict_GetItem(dict, key);    /* borrowed */
     if (value == NULL && !PyErr_Occurred()) {
-        PyErr_Format(PyExc_ValueError, CAI " has no '%s' key", key);
+        PyErr_Format(PyExc_ValueError, CAI " has no '%U' key", key);
     }
     return value;
+}
+
+/* The row of a typestr as NumPy's dtype.str writes it, which is what
+ * producers send ("<f4", "|b1"): a byte order NumPy reads as native (any
+ * for one byte), a kind and the item size without leading zeros; NULL for
+ * any other spelling, which NumPy then reads.  A row found here is the
+ * one NumPy's reading gives (tests/test_inputs_offline.py compares them),
+ * without its cost: PyArray_DescrConverter and the row's lookup took 520
+ * instructions of every CuPy array's call (callgrind). */
+static const crpy_dtype *
+canonical_typestr(PyObject *typestr)
+{
+    Py_ssize_t length = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(typestr, &length);
+    Py_ssize_t itemsize = 0;
+    if (s == NULL) {
+        PyErr_Clear();      /* NumPy's reading says what is wrong */
+        return NULL;
+    }
+    if (length < 3 || length > 4 || s[2] == '0'
+        || (s[0] != '<' && s[0] != '>' && s[0] != '|' && s[0] != '=')) {
+        return NULL;
+    }
+    for (Py_ssize_t k = 2; k < length; k++) {
+        if (s[k] < '0' || s[k] > '9') {
+            return NULL;
+        }
+        itemsize = 10 * itemsize + (s[k] - '0');
+    }
+    if (itemsize > 1 && s[0] == NPY_OPPBYTE) {
+        return NULL;        /* refused by NumPy's reading, below */
+    }
+    return crpy_dtype_of_kind(s[1], itemsize);
 }
 
 static int
@@ -100,6 +133,9 @@ parse_cai_dtype(PyObject *typestr, crpy_input *input)
         PyErr_Format(PyExc_TypeError, CAI " typestr must be a str, not "
                      "%.100s", Py_TYPE(typestr)->tp_name);
         return -1;
+    }
+    if ((input->dtype = canonical_typestr(typestr)) != NULL) {
+        return 0;
     }
     if (!PyArray_DescrConverter(typestr, &descr)) {
         PyErr_Clear();
@@ -173,13 +209,14 @@ crpy_acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input)
     int64_t version;
     PyObject *value;
     int ndim;
+    const crpy_names *names = input->names;
 
     if (!PyDict_Check(interface)) {
         PyErr_Format(PyExc_TypeError, CAI " must be a dict, not %.100s",
                      Py_TYPE(interface)->tp_name);
         return -1;
     }
-    if ((value = required_key(interface, "version")) == NULL
+    if ((value = required_key(interface, names->version)) == NULL
         || int64_item(value, CAI " version", &version) < 0) {
         return -1;
     }
@@ -188,29 +225,29 @@ crpy_acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input)
                      "(cudareduce reads versions 0 to 3)", (long long)version);
         return -1;
     }
-    if ((value = required_key(interface, "typestr")) == NULL
+    if ((value = required_key(interface, names->typestr)) == NULL
         || parse_cai_dtype(value, input) < 0) {
         return -1;
     }
-    if ((value = required_key(interface, "shape")) == NULL
+    if ((value = required_key(interface, names->shape)) == NULL
         || (ndim = int64_tuple(value, CAI " shape", shape)) < 0) {
         return -1;
     }
-    if ((value = required_key(interface, "data")) == NULL
+    if ((value = required_key(interface, names->data)) == NULL
         || parse_cai_data(value, input) < 0) {
         return -1;
     }
-    value = PyDict_GetItemString(interface, "mask");
+    value = PyDict_GetItem(interface, names->mask);
     if (value != NULL && value != Py_None) {
         PyErr_SetString(PyExc_ValueError, CAI " mask: masked arrays are "
                         "not supported");
         return -1;
     }
-    if (parse_cai_stream(PyDict_GetItemString(interface, "stream"),
+    if (parse_cai_stream(PyDict_GetItem(interface, names->stream),
                          input) < 0) {
         return -1;
     }
-    value = PyDict_GetItemString(interface, "strides");
+    value = PyDict_GetItem(interface, names->strides);
     if (value != NULL && value != Py_None) {
         int count = int64_tuple(value, CAI " strides", strides);
         if (count < 0) {
@@ -238,12 +275,12 @@ crpy_acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input)
 
 /* Whether `type` is torch.Tensor.  0 or 1. */
 static int
-is_torch_tensor_type(PyTypeObject *type)
+is_torch_tensor_type(PyTypeObject *type, const crpy_names *names)
 {
     if (strcmp(type->tp_name, "Tensor") != 0) {
         return 0;
     }
-    PyObject *module = PyObject_GetAttrString((PyObject *)type, "__module__");
+    PyObject *module = PyObject_GetAttr((PyObject *)type, names->module);
     int torch = module != NULL && PyUnicode_Check(module)
                 && PyUnicode_CompareWithASCIIString(module, "torch") == 0;
     Py_XDECREF(module);
@@ -254,17 +291,18 @@ is_torch_tensor_type(PyTypeObject *type)
 /* Whether `obj` is a torch.Tensor itself (a subclass may override
  * __torch_function__, and takes the interface's path).  0 or 1. */
 static int
-is_torch_tensor(PyObject *obj)
+is_torch_tensor(PyObject *obj, const crpy_names *names)
 {
-    return is_torch_tensor_type(Py_TYPE(obj));
+    return is_torch_tensor_type(Py_TYPE(obj), names);
 }
 
 int
-crpy_is_torch_instance(PyObject *obj)
+crpy_is_torch_instance(PyObject *obj, const crpy_names *names)
 {
     PyObject *mro = Py_TYPE(obj)->tp_mro;
     for (Py_ssize_t k = 0; mro != NULL && k < PyTuple_GET_SIZE(mro); k++) {
-        if (is_torch_tensor_type((PyTypeObject *)PyTuple_GET_ITEM(mro, k))) {
+        if (is_torch_tensor_type((PyTypeObject *)PyTuple_GET_ITEM(mro, k),
+                                 names)) {
             return 1;
         }
     }
@@ -274,10 +312,10 @@ crpy_is_torch_instance(PyObject *obj)
 /* The truth of obj.name, or of obj.name() with `call`: 0 or 1, or -1 with
  * an exception. */
 static int
-truth_of(PyObject *obj, const char *name, int call)
+truth_of(PyObject *obj, PyObject *name, int call)
 {
-    PyObject *value = call ? PyObject_CallMethod(obj, name, NULL)
-                           : PyObject_GetAttrString(obj, name);
+    PyObject *value = call ? PyObject_CallMethodNoArgs(obj, name)
+                           : PyObject_GetAttr(obj, name);
     int truth = value != NULL ? PyObject_IsTrue(value) : -1;
     Py_XDECREF(value);
     return truth;
@@ -286,9 +324,9 @@ truth_of(PyObject *obj, const char *name, int call)
 /* The truth of obj.name(), 0 where obj has no such method (PyTorch
  * before the conjugate and negative bits), or -1 with an exception. */
 static int
-optional_truth_of(PyObject *obj, const char *name)
+optional_truth_of(PyObject *obj, PyObject *name)
 {
-    PyObject *method = PyObject_GetAttrString(obj, name);
+    PyObject *method = PyObject_GetAttr(obj, name);
     if (method == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
             return -1;
@@ -307,10 +345,10 @@ optional_truth_of(PyObject *obj, const char *name)
  * starts with it and *rest is what follows: 0 or 1, or -1 with an
  * exception.  `text` keeps *rest alive (release it). */
 static int
-str_of(PyObject *obj, const char *name, const char *expected, int prefix,
+str_of(PyObject *obj, PyObject *name, const char *expected, int prefix,
        PyObject **text, const char **rest)
 {
-    PyObject *value = PyObject_GetAttrString(obj, name);
+    PyObject *value = PyObject_GetAttr(obj, name);
     *text = value != NULL ? PyObject_Str(value) : NULL;
     Py_XDECREF(value);
     const char *s = *text != NULL ? PyUnicode_AsUTF8(*text) : NULL;
@@ -332,7 +370,8 @@ str_of(PyObject *obj, const char *name, const char *expected, int prefix,
 static int
 acquire_tensor_stream(PyObject *tensor, crpy_input *input)
 {
-    PyObject *value = PyObject_CallMethod(tensor, "get_device", NULL);
+    PyObject *value = PyObject_CallMethodNoArgs(tensor,
+                                                input->names->get_device);
     long device = value == NULL ? -1 : PyLong_AsLong(value);
     Py_XDECREF(value);
     if (device < 0 || device > INT_MAX) {
@@ -342,7 +381,8 @@ acquire_tensor_stream(PyObject *tensor, crpy_input *input)
         }
         return -1;
     }
-    const int found = crpy_torch_stream((int)device, &input->producer_stream);
+    const int found = crpy_torch_stream(input->names, (int)device,
+                                        &input->producer_stream);
     input->has_producer_stream = input->torch_stream = found == 1;
     return found < 0 ? -1 : 0;
 }
@@ -354,22 +394,23 @@ crpy_acquire_torch_tensor(PyObject *obj, crpy_input *input)
     int64_t strides[CR_MAX_DIMS];
     PyObject *text = NULL, *value = NULL, *resolved = NULL;
     const char *dtype_name = NULL;
+    const crpy_names *names = input->names;
     int ndim = 0, contiguous = 0, empty = 0, found, conj, neg;
 
-    if (!is_torch_tensor(obj)) {
+    if (!is_torch_tensor(obj, names)) {
         return 0;
     }
-    if ((found = truth_of(obj, "is_cuda", 0)) != 1) {
+    if ((found = truth_of(obj, names->is_cuda, 0)) != 1) {
         return found;
     }
-    if ((found = truth_of(obj, "requires_grad", 0)) != 0) {
+    if ((found = truth_of(obj, names->requires_grad, 0)) != 0) {
         return found < 0 ? -1 : 0;
     }
     /* x.conj() and x.conj().imag are lazy views: a bit says to conjugate
      * or negate the values, which their memory holds as they were before.
      * Such a tensor is resolved (copied) first, as torch.sum reads it. */
-    if ((conj = optional_truth_of(obj, "is_conj")) < 0
-        || (neg = optional_truth_of(obj, "is_neg")) < 0) {
+    if ((conj = optional_truth_of(obj, names->is_conj)) < 0
+        || (neg = optional_truth_of(obj, names->is_neg)) < 0) {
         return -1;
     }
     if (conj || neg) {
@@ -382,12 +423,12 @@ crpy_acquire_torch_tensor(PyObject *obj, crpy_input *input)
         }
         obj = resolved;
     }
-    if ((found = str_of(obj, "layout", "torch.strided", 0, &text,
+    if ((found = str_of(obj, names->layout, "torch.strided", 0, &text,
                         &dtype_name)) != 1) {
         goto done;
     }
     Py_CLEAR(text);
-    if ((found = str_of(obj, "dtype", "torch.", 1, &text,
+    if ((found = str_of(obj, names->dtype, "torch.", 1, &text,
                         &dtype_name)) != 1) {
         goto done;
     }
@@ -396,15 +437,15 @@ crpy_acquire_torch_tensor(PyObject *obj, crpy_input *input)
         goto done;
     }
     found = -1;
-    if ((value = PyObject_GetAttrString(obj, "shape")) == NULL
+    if ((value = PyObject_GetAttr(obj, names->shape)) == NULL
         || (ndim = int64_tuple(value, "torch.Tensor shape", shape)) < 0
-        || (contiguous = truth_of(obj, "is_contiguous", 1)) < 0) {
+        || (contiguous = truth_of(obj, names->is_contiguous, 1)) < 0) {
         goto done;
     }
     Py_CLEAR(value);
     if (!contiguous) {
         int count = -1;
-        if ((value = PyObject_CallMethod(obj, "stride", NULL)) == NULL
+        if ((value = PyObject_CallMethodNoArgs(obj, names->stride)) == NULL
             || (count = int64_tuple(value, "torch.Tensor strides",
                                     strides)) < 0) {
             goto done;
@@ -423,7 +464,8 @@ crpy_acquire_torch_tensor(PyObject *obj, crpy_input *input)
         empty |= shape[d] == 0;
     }
     if (!empty) {
-        if ((value = PyObject_CallMethod(obj, "data_ptr", NULL)) == NULL) {
+        if ((value = PyObject_CallMethodNoArgs(obj, names->data_ptr))
+            == NULL) {
             goto done;
         }
         input->data = (const void *)(uintptr_t)PyLong_AsUnsignedLongLong(

@@ -173,8 +173,9 @@ acquire_dlpack_device(PyObject *obj, int device, int stream_given,
     int64_t strides[CR_MAX_DIMS];
     dl_tensor *tensor;
     uintptr_t consumer = crpy_dlpack_stream(stream_given, stream);
-    int torch = !stream_given && crpy_is_torch_instance(obj);
-    if (torch && (torch = crpy_torch_stream(device, &consumer)) < 0) {
+    int torch = !stream_given && crpy_is_torch_instance(obj, input->names);
+    if (torch && (torch = crpy_torch_stream(input->names, device,
+                                            &consumer)) < 0) {
         return -1;
     }
     PyObject *capsule = call_dlpack_on(obj, device, consumer);

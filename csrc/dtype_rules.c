@@ -91,21 +91,32 @@ crpy_result_descr(const crpy_dtype *dtype)
 }
 
 const crpy_dtype *
+crpy_dtype_of_kind(char kind, Py_ssize_t itemsize)
+{
+    for (int t = 0; t < CR_TYPE_COUNT; t++) {
+        /* bfloat16's 'f' is what it is; NumPy's kind of it is 'V'. */
+        if (t != CR_TYPE_BFLOAT16 && kind == dtype_table[t].kind
+            && itemsize == dtype_table[t].itemsize) {
+            return &dtype_table[t];
+        }
+    }
+    return NULL;
+}
+
+const crpy_dtype *
 crpy_lookup_dtype(PyArray_Descr *descr)
 {
+    const crpy_dtype *dtype = NULL;
     switch (is_bfloat16(descr)) {
     case 1:
         return &dtype_table[CR_TYPE_BFLOAT16];
     case -1:
         return NULL;
     }
-    for (int t = 0; t < CR_TYPE_COUNT; t++) {
-        /* bfloat16's 'f' is what it is; NumPy's kind of it is 'V'. */
-        if (t != CR_TYPE_BFLOAT16 && descr->kind == dtype_table[t].kind
-            && PyDataType_ELSIZE(descr) == dtype_table[t].itemsize
-            && !PyDataType_HASFIELDS(descr)) {
-            return &dtype_table[t];
-        }
+    if (!PyDataType_HASFIELDS(descr)
+        && (dtype = crpy_dtype_of_kind(descr->kind,
+                                       PyDataType_ELSIZE(descr))) != NULL) {
+        return dtype;
     }
     PyErr_Format(PyExc_TypeError,
                  "cudareduce does not support dtype %S; supported dtypes: %s",

@@ -52,6 +52,56 @@
 #include "cudareduce_timing.h"
 #include "layout.h"
 
+/* --- the module's state (module.c fills it) --------------------------- */
+
+/* The strings a call looks its input up by: attribute names, dict keys
+ * and module names (field, text).  Made from C strings on every call,
+ * they were two fifths of a CuPy array's call in C (callgrind). */
+#define CRPY_NAMES(X)                                                     \
+    X(cuda_array_interface, "__cuda_array_interface__")                   \
+    X(dlpack, "__dlpack__")                                               \
+    X(dlpack_device, "__dlpack_device__")                                 \
+    X(version, "version")                                                 \
+    X(typestr, "typestr")                                                 \
+    X(shape, "shape")                                                     \
+    X(data, "data")                                                       \
+    X(mask, "mask")                                                       \
+    X(stream, "stream")                                                   \
+    X(strides, "strides")                                                 \
+    X(module, "__module__")                                               \
+    X(is_cuda, "is_cuda")                                                 \
+    X(requires_grad, "requires_grad")                                     \
+    X(is_conj, "is_conj")                                                 \
+    X(is_neg, "is_neg")                                                   \
+    X(layout, "layout")                                                   \
+    X(dtype, "dtype")                                                     \
+    X(is_contiguous, "is_contiguous")                                     \
+    X(stride, "stride")                                                   \
+    X(data_ptr, "data_ptr")                                               \
+    X(get_device, "get_device")                                           \
+    X(torch_c, "torch._C")                                                \
+    X(torch_cuda, "torch.cuda")                                           \
+    X(cupy_cuda, "cupy.cuda")
+
+/* Those strings, interned. */
+#define CRPY_NAME_FIELD(field, text) PyObject *field;
+typedef struct {
+    CRPY_NAMES(CRPY_NAME_FIELD)
+} crpy_names;
+#undef CRPY_NAME_FIELD
+
+/* The module's state, as CPython's Modules/_bisectmodule.c keeps one. */
+typedef struct {
+    PyObject *cuda_error;   /* cudareduce.CudaError */
+    crpy_names names;
+} crpy_state;
+
+static inline crpy_state *
+crpy_get_state(PyObject *module)
+{
+    return (crpy_state *)PyModule_GetState(module);
+}
+
 /* --- dtype_rules.c ------------------------------------------------------ */
 
 /* A dtype the kernels take (a row of cuda/include/types.def). */
@@ -69,6 +119,9 @@ typedef struct {
  * order lands on one row), bfloat16 by its scalar type, ml_dtypes';
  * NULL with TypeError naming it if unsupported. */
 const crpy_dtype *crpy_lookup_dtype(PyArray_Descr *descr);
+/* The row of NumPy's `kind` ('f') and `itemsize` (never bfloat16's,
+ * whose NumPy kind is 'V'); NULL, with no exception, if none. */
+const crpy_dtype *crpy_dtype_of_kind(char kind, Py_ssize_t itemsize);
 const crpy_dtype *crpy_dtype_of_type(cr_type type);
 /* The NumPy dtype of a row (a new reference); for bfloat16 ml_dtypes',
  * NULL with its ImportError where ml_dtypes is not importable. */
@@ -218,24 +271,27 @@ typedef struct {
     int torch_stream;           /* that is PyTorch's current stream on the
                                  * data's device (a torch.Tensor's) */
     int read_only;              /* the producer says so (CAI, DLPack 1.0) */
+    const crpy_names *names;    /* the module's, which it is read by */
 } crpy_input;
 
-/* Fills `input` from any array-like, its layout in the elements' C order
- * if `c_order` is set (crpy_plan_layout).  `stream` (if `stream_given`)
+/* Fills `input` from any array-like, looked up by the module's `names`,
+ * its layout in the elements' C order if `c_order` is set
+ * (crpy_plan_layout).  `stream` (if `stream_given`)
  * is the caller's stream, which DLPack producers are asked to order their
  * work before; the stream the data is ready on otherwise is the input's
  * producer stream.  A DLPack producer is called with its data's device
  * current (a failure to make it so raises CudaError or ValueError).
  * Returns 0, or -1 with an exception set and nothing held. */
-int crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
-                       uintptr_t stream, crpy_input *input);
+int crpy_acquire_input(PyObject *obj, const crpy_names *names, int c_order,
+                       int stream_given, uintptr_t stream,
+                       crpy_input *input);
 
 /* Releases what crpy_acquire_input holds.  Needs the GIL. */
 void crpy_release_input(crpy_input *input);
 
 /* The protocols' readers, below, each fill `input` (zeroed, its c_order
- * set) from `obj` as their protocol gives it: 0, or -1 with an exception
- * set (crpy_release_input releases what they hold either way). */
+ * and names set) from `obj` as their protocol gives it: 0, or -1 with an
+ * exception set (crpy_release_input releases what they hold either way). */
 
 /* --- cuda_array_interface.c --------------------------------------------- */
 
@@ -251,7 +307,7 @@ int crpy_acquire_cai(PyObject *obj, PyObject *interface, crpy_input *input);
  * strided, a dtype the kernels do not take); -1 with an exception. */
 int crpy_acquire_torch_tensor(PyObject *obj, crpy_input *input);
 /* Whether `obj` is a torch.Tensor or an instance of a subclass: 0 or 1. */
-int crpy_is_torch_instance(PyObject *obj);
+int crpy_is_torch_instance(PyObject *obj, const crpy_names *names);
 /* The layout of a device array (input->data, ->dtype and ->c_order set),
  * its size, and the alignment every kernel load relies on (a misaligned
  * load faults and poisons the context); a ValueError names `source`. */
@@ -312,8 +368,9 @@ uintptr_t crpy_dlpack_stream(int given, uintptr_t stream);
 /* PyTorch's current stream on CUDA device `device`, as
  * torch.cuda.current_stream(device).cuda_stream gives it, its default
  * stream as CRPY_LEGACY_STREAM: 1 with it, 0 where PyTorch is not
- * imported, -1 with an exception. */
-int crpy_torch_stream(int device, uintptr_t *handle);
+ * imported (looked up by the module's `names`), -1 with an exception. */
+int crpy_torch_stream(const crpy_names *names, int device,
+                      uintptr_t *handle);
 
 /* request->stream, ->wait and ->wait_stream for `input`, whose request
  * is filled but for them (its data and out set): the caller's stream (if
@@ -414,13 +471,15 @@ typedef struct {
     cr_request request;
 } crpy_reduction_call;
 
-/* Parses the operator, method and threads, acquires the input (DLPack
+/* Parses the operator, method and threads, acquires the input (by the
+ * module's `names`; DLPack
  * producers asked to order their work before `stream` if `stream_given`),
  * reads `axis` for it (crpy_parse_axis) and finds NumPy's dtypes (with `requested`, a
  * dtype= argument or NULL); fills the request but for its streams.  0, or
  * -1 with an exception; close the call either way. */
-int crpy_open_reduction_call(PyObject *op_name, PyObject *obj,
-                             PyObject *method_name, PyObject *threads_obj,
+int crpy_open_reduction_call(const crpy_names *names, PyObject *op_name,
+                             PyObject *obj, PyObject *method_name,
+                             PyObject *threads_obj,
                              PyObject *axis, PyArray_Descr *requested,
                              int stream_given, uintptr_t stream,
                              crpy_reduction_call *call);
@@ -494,7 +553,8 @@ PyObject *crpy_reduce_axes(crpy_reduction_call *call, int keepdims,
 
 /* The module's functions, each file's under it, for module.c's method
  * table, which holds their docs: the module's Python face in one place. */
-PyObject *crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs);
+PyObject *crpy_reduce(PyObject *module, PyObject *const *args,
+                      Py_ssize_t nargs, PyObject *kwnames);
 
 /* --- facts.c ------------------------------------------------------------ */
 

@@ -22,9 +22,9 @@
 
 /* obj.name, or NULL without an exception when obj has no such attribute. */
 static PyObject *
-optional_attribute(PyObject *obj, const char *name)
+optional_attribute(PyObject *obj, PyObject *name)
 {
-    PyObject *value = PyObject_GetAttrString(obj, name);
+    PyObject *value = PyObject_GetAttr(obj, name);
     if (value == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
         PyErr_Clear();
     }
@@ -38,12 +38,13 @@ optional_attribute(PyObject *obj, const char *name)
  * does not wait for that work: a mean right after jax.device_put read
  * zeros.  0 or 1; no exception. */
 static int
-waits_through_dlpack(PyObject *obj, PyObject *interface)
+waits_through_dlpack(PyObject *obj, PyObject *interface,
+                     const crpy_names *names)
 {
     return PyDict_Check(interface)
-           && PyDict_GetItemString(interface, "stream") == NULL
-           && PyObject_HasAttrString(obj, "__dlpack__")
-           && PyObject_HasAttrString(obj, "__dlpack_device__");
+           && PyDict_GetItem(interface, names->stream) == NULL
+           && PyObject_HasAttr(obj, names->dlpack)
+           && PyObject_HasAttr(obj, names->dlpack_device);
 }
 
 /* `obj` through its __cuda_array_interface__, or through DLPack (where
@@ -54,18 +55,20 @@ acquire_protocols(PyObject *obj, int stream_given, uintptr_t stream,
                   crpy_input *input)
 {
     int result;
+    const crpy_names *names = input->names;
     PyObject *attribute = optional_attribute(obj,
-                                             "__cuda_array_interface__");
+                                             names->cuda_array_interface);
     if (attribute == NULL && PyErr_Occurred()) {
         return -1;      /* the property raised: e.g. a tensor needing grad */
     }
-    if (attribute != NULL && !waits_through_dlpack(obj, attribute)) {
+    if (attribute != NULL && !waits_through_dlpack(obj, attribute, names)) {
         result = crpy_acquire_cai(obj, attribute, input);
         Py_DECREF(attribute);
         return result;
     }
     Py_XDECREF(attribute);
-    if ((attribute = optional_attribute(obj, "__dlpack_device__")) != NULL) {
+    if ((attribute = optional_attribute(obj, names->dlpack_device))
+        != NULL) {
         result = crpy_acquire_dlpack(obj, attribute, stream_given, stream,
                                      input);
         Py_DECREF(attribute);
@@ -77,12 +80,13 @@ acquire_protocols(PyObject *obj, int stream_given, uintptr_t stream,
 /* --- the entry points ---------------------------------------------------- */
 
 int
-crpy_acquire_input(PyObject *obj, int c_order, int stream_given,
-                   uintptr_t stream, crpy_input *input)
+crpy_acquire_input(PyObject *obj, const crpy_names *names, int c_order,
+                   int stream_given, uintptr_t stream, crpy_input *input)
 {
     int result;
 
     memset(input, 0, sizeof(*input));
+    input->names = names;
     input->c_order = c_order;
     if (PyArray_Check(obj)) {
         result = crpy_acquire_host(obj, input);

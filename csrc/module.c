@@ -1,21 +1,13 @@
 /* module.c: cudareduce._cudareduce, the Python face of the CUDA layer.
  *
- * The module: its state (CudaError), its method table with the functions'
- * docs (the functions are in reduce.c, facts.c and bench.c), and
+ * The module: its state (CudaError, the names a call looks up by:
+ * extension.h's crpy_state), its method table with the functions' docs
+ * (the functions are in reduce.c, facts.c and bench.c), and
  * exec/traverse/clear/free.  No kernel code and no CUDA header here.
  */
 #define CUDAREDUCE_MODULE_C     /* the file that imports NumPy's API */
 #include "extension.h"
 
-typedef struct {
-    PyObject *cuda_error;   /* cudareduce.CudaError */
-} module_state;
-
-static inline module_state *
-get_module_state(PyObject *module)
-{
-    return (module_state *)PyModule_GetState(module);
-}
 
 PyDoc_STRVAR(reduce_doc,
 "reduce(op, a, method, threads, dtype=None, stream=None, axis=None,\n"
@@ -118,7 +110,7 @@ PyDoc_STRVAR(inject_host_fault_doc,
 
 static PyMethodDef cudareduce_functions[] = {
     {"reduce", (PyCFunction)(void (*)(void))crpy_reduce,
-     METH_VARARGS | METH_KEYWORDS, reduce_doc},
+     METH_FASTCALL | METH_KEYWORDS, reduce_doc},
     {"plan", (PyCFunction)(void (*)(void))crpy_plan,
      METH_VARARGS | METH_KEYWORDS, plan_doc},
     {"block_sizes", (PyCFunction)(void (*)(void))crpy_block_sizes,
@@ -175,9 +167,15 @@ add_names(PyObject *module, const char *attribute, Py_ssize_t count,
 static int
 cudareduce_exec(PyObject *module)
 {
-    module_state *state = get_module_state(module);
+    crpy_state *state = crpy_get_state(module);
 
     import_array1(-1);
+#define INTERN(field, text)                                             \
+    if ((state->names.field = PyUnicode_InternFromString(text)) == NULL) { \
+        return -1;                                                      \
+    }
+    CRPY_NAMES(INTERN)
+#undef INTERN
     state->cuda_error = PyErr_NewExceptionWithDoc(
         "cudareduce.CudaError", cuda_error_doc, PyExc_RuntimeError, NULL);
     if (state->cuda_error == NULL) {
@@ -215,16 +213,19 @@ cudareduce_exec(PyObject *module)
 static int
 cudareduce_traverse(PyObject *module, visitproc visit, void *arg)
 {
-    Py_VISIT(get_module_state(module)->cuda_error);
+    Py_VISIT(crpy_get_state(module)->cuda_error);
     return 0;
 }
 
 static int
 cudareduce_clear(PyObject *module)
 {
-    module_state *state = get_module_state(module);
+    crpy_state *state = crpy_get_state(module);
     crpy_forget_cuda_error(state->cuda_error);
     Py_CLEAR(state->cuda_error);
+#define CLEAR(field, text) Py_CLEAR(state->names.field);
+    CRPY_NAMES(CLEAR)
+#undef CLEAR
     return 0;
 }
 
@@ -244,7 +245,7 @@ static struct PyModuleDef cudareduce_module = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "cudareduce._cudareduce",
     .m_doc = "C extension of cudareduce: GPU reductions through cuda/.",
-    .m_size = sizeof(module_state),
+    .m_size = sizeof(crpy_state),
     .m_methods = cudareduce_functions,
     .m_slots = cudareduce_slots,
     .m_traverse = cudareduce_traverse,

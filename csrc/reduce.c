@@ -134,12 +134,58 @@ mark_exact(crpy_reduction_call *call, int exact)
     }
 }
 
-PyObject *
-crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
+/* reduce()'s arguments into *slots[0..9] (op ... allocate; those not
+ * given keep their defaults) and *exact.  Positional ones alone, as the
+ * library passes them, are taken as they are: the tuple and the format
+ * that PyArg_ParseTupleAndKeywords reads were most of a call's parse.
+ * Keywords, or a count out of range, go through it, which words every
+ * mistake as CPython does; the objects it gives are args' own, which the
+ * caller holds.  0, or -1 with an exception. */
+static int
+parse_reduce_arguments(PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames, PyObject **slots[10], int *exact)
 {
     static char *keywords[] = {"op", "a", "method", "threads", "dtype",
                                "stream", "axis", "out", "keepdims",
                                "allocate", "exact", NULL};
+    PyObject *tuple = NULL, *dict = NULL;
+    int parsed = 0;
+
+    if (kwnames == NULL && nargs >= 4 && nargs <= 11) {
+        for (Py_ssize_t k = 0; k < nargs && k < 10; k++) {
+            *slots[k] = args[k];
+        }
+        *exact = nargs == 11 ? PyObject_IsTrue(args[10]) : 0;
+        return *exact < 0 ? -1 : 0;
+    }
+    if ((tuple = PyTuple_New(nargs)) == NULL
+        || (kwnames != NULL && (dict = PyDict_New()) == NULL)) {
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++) {
+        PyTuple_SET_ITEM(tuple, k, Py_NewRef(args[k]));
+    }
+    for (Py_ssize_t k = 0; dict != NULL && k < PyTuple_GET_SIZE(kwnames);
+         k++) {
+        if (PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, k),
+                           args[nargs + k]) < 0) {
+            goto done;
+        }
+    }
+    parsed = PyArg_ParseTupleAndKeywords(
+        tuple, dict, "OOOO|OOOOOOp:reduce", keywords, slots[0], slots[1],
+        slots[2], slots[3], slots[4], slots[5], slots[6], slots[7],
+        slots[8], slots[9], exact);
+done:
+    Py_XDECREF(dict);
+    Py_XDECREF(tuple);
+    return parsed ? 0 : -1;
+}
+
+PyObject *
+crpy_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+            PyObject *kwnames)
+{
     PyObject *op_name, *obj, *method_name, *threads_obj;
     PyObject *dtype_obj = Py_None, *stream_obj = Py_None, *axis = Py_None;
     PyObject *out = Py_None, *keepdims_obj = Py_False, *allocate = Py_None;
@@ -151,11 +197,11 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
     uintptr_t stream = 0;
     crpy_result_value value = {0};
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO|OOOOOOp:reduce",
-                                     keywords, &op_name, &obj, &method_name,
-                                     &threads_obj, &dtype_obj,
-                                     &stream_obj, &axis, &out, &keepdims_obj,
-                                     &allocate, &exact)
+    PyObject **slots[10] = {&op_name, &obj, &method_name, &threads_obj,
+                            &dtype_obj, &stream_obj, &axis, &out,
+                            &keepdims_obj, &allocate};
+
+    if (parse_reduce_arguments(args, nargs, kwnames, slots, &exact) < 0
         || crpy_parse_stream(stream_obj, &stream_given, &stream) < 0) {
         return NULL;
     }
@@ -166,7 +212,8 @@ crpy_reduce(PyObject *module, PyObject *args, PyObject *kwargs)
                      "%R", dtype_obj);
         return NULL;
     }
-    if (crpy_open_reduction_call(op_name, obj, method_name, threads_obj,
+    if (crpy_open_reduction_call(&crpy_get_state(module)->names, op_name,
+                                 obj, method_name, threads_obj,
                                  axis, requested, stream_given, stream,
                                  &call) < 0
         || parse_keepdims(keepdims_obj,

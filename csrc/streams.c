@@ -87,18 +87,18 @@ static int torch_initialized;
 /* A module if it is imported (a new reference), else NULL with no
  * exception: nothing is imported here. */
 static PyObject *
-imported(const char *name)
+imported(PyObject *name)
 {
-    return Py_XNewRef(PyDict_GetItemString(PyImport_GetModuleDict(), name));
+    return Py_XNewRef(PyDict_GetItem(PyImport_GetModuleDict(), name));
 }
 
 /* Looks up torch._C's functions once PyTorch is imported: 1 then, else
  * 0. */
 static int
-look_up_torch(void)
+look_up_torch(const crpy_names *names)
 {
     PyObject *c;
-    if (torch_looked_up || (c = imported("torch._C")) == NULL) {
+    if (torch_looked_up || (c = imported(names->torch_c)) == NULL) {
         return torch_looked_up;
     }
     torch_raw_stream = PyObject_GetAttrString(c, "_cuda_getCurrentRawStream");
@@ -133,14 +133,17 @@ handle_of(PyObject *value, uintptr_t *number)
 }
 
 int
-crpy_torch_stream(int device, uintptr_t *handle)
+crpy_torch_stream(const crpy_names *names, int device, uintptr_t *handle)
 {
     PyObject *value;
-    if (!look_up_torch()) {
+    if (!look_up_torch(names)) {
         return 0;
     }
     if (torch_raw_stream != NULL) {
-        value = PyObject_CallFunction(torch_raw_stream, "i", device);
+        PyObject *number = PyLong_FromLong(device);
+        value = number == NULL ? NULL : PyObject_CallOneArg(torch_raw_stream,
+                                                            number);
+        Py_XDECREF(number);
     }
     else {
         PyObject *cuda = PyImport_ImportModule("torch.cuda");
@@ -168,10 +171,10 @@ crpy_torch_stream(int device, uintptr_t *handle)
  * nothing here makes PyTorch do it) or is not imported; -1 with an
  * exception. */
 static int
-torch_context(int *device, uintptr_t *handle)
+torch_context(const crpy_names *names, int *device, uintptr_t *handle)
 {
     uintptr_t number = 0;
-    PyObject *cuda = imported("torch.cuda");
+    PyObject *cuda = imported(names->torch_cuda);
     if (cuda == NULL) {
         return 0;
     }
@@ -183,7 +186,7 @@ torch_context(int *device, uintptr_t *handle)
         Py_XDECREF(initialized);
         torch_initialized = found == 1;
     }
-    if (found == 1 && !look_up_torch()) {
+    if (found == 1 && !look_up_torch(names)) {
         found = 0;
     }
     if (found == 1) {
@@ -191,7 +194,7 @@ torch_context(int *device, uintptr_t *handle)
             ? PyObject_CallNoArgs(torch_device)
             : PyObject_CallMethod(cuda, "current_device", NULL);
         found = handle_of(value, &number) < 0
-                || crpy_torch_stream((int)number, handle) < 0
+                || crpy_torch_stream(names, (int)number, handle) < 0
             ? -1 : *handle != CRPY_LEGACY_STREAM;
         *device = (int)number;
     }
@@ -203,10 +206,10 @@ torch_context(int *device, uintptr_t *handle)
  * it and CuPy's current device, 0 where it is CuPy's default stream or
  * CuPy is not imported; -1 with an exception. */
 static int
-cupy_context(int *device, uintptr_t *handle)
+cupy_context(const crpy_names *names, int *device, uintptr_t *handle)
 {
     uintptr_t number = 0;
-    PyObject *cuda = imported("cupy.cuda");
+    PyObject *cuda = imported(names->cupy_cuda);
     PyObject *current = NULL, *runtime = NULL;
     int found = 0;
     if (cuda == NULL) {
@@ -244,9 +247,9 @@ context_stream(const crpy_input *input, cr_request *request,
 {
     int context_device = 0, device = 0;
     cr_error failure;
-    int found = torch_context(&context_device, stream);
+    int found = torch_context(input->names, &context_device, stream);
     if (found == 0 && !input->has_producer_stream) {
-        found = cupy_context(&context_device, stream);
+        found = cupy_context(input->names, &context_device, stream);
     }
     if (found != 1) {
         return found;

@@ -1,10 +1,16 @@
 /* device.cu: the device query, the current device's exchange, and CUDA's
  * errors as the library reports them (check.cuh). */
+#include <atomic>
 #include <cstdio>
 
 #include <cuda/version>
 
 #include "check.cuh"
+#include "device.cuh"
+
+/* Each device's SM count once asked, 0 before; callers racing on the
+ * first ask store the same count. */
+static std::atomic<int> sm_counts[CR_MAX_DEVICES];
 
 /* What is true when the runtime reports an insufficient driver: either
  * there is no driver at all (cudaDriverGetVersion gives 0; the runtime
@@ -52,6 +58,26 @@ cr_record_cuda_error(cudaError_t code, const char *call, cr_error *error)
     default:
         return CR_ERR_CUDA;
     }
+}
+
+cr_status
+cr_current_sm_count(int *sm_count, cr_error *error)
+{
+    cr_status status = CR_OK;
+    int device = 0;
+    CR_CHECK(cudaGetDevice(&device));
+    *sm_count = device < CR_MAX_DEVICES
+        ? sm_counts[device].load(std::memory_order_relaxed) : 0;
+    if (*sm_count == 0) {
+        CR_CHECK(cudaDeviceGetAttribute(sm_count,
+                                        cudaDevAttrMultiProcessorCount,
+                                        device));
+        if (device < CR_MAX_DEVICES) {
+            sm_counts[device].store(*sm_count, std::memory_order_relaxed);
+        }
+    }
+done:
+    return status;
 }
 
 extern "C" cr_status

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "check.cuh"
+#include "device.cuh"
 #include "dispatch.cuh"
 #include "exact_sum.cuh"
 #include "memory/pool.cuh"
@@ -156,18 +157,14 @@ static cr_status
 plan_request(const cr_request *request, const cr_dispatch_entry *entry,
              cr_plan *plan, cr_error *error)
 {
-    cr_status status = CR_OK;
-    int device = 0;
     int sm_count = 0;
-    CR_CHECK(cudaGetDevice(&device));
-    CR_CHECK(cudaDeviceGetAttribute(&sm_count,
-                                    cudaDevAttrMultiProcessorCount, device));
-    status = cr_plan_launch(request->n, request->method, request->threads,
-                            cr_type_size(entry->type),
-                            cr_result_size(request->acc, request->op),
-                            sm_count, plan, error);
-done:
-    return status;
+    cr_status status = cr_current_sm_count(&sm_count, error);
+    return status != CR_OK
+        ? status
+        : cr_plan_launch(request->n, request->method, request->threads,
+                         cr_type_size(entry->type),
+                         cr_result_size(request->acc, request->op),
+                         sm_count, plan, error);
 }
 
 /* A reduction along axes: by fast or cub, into an out, its rows a

@@ -1,6 +1,7 @@
 /* exact_sum.cu: exact sums on the device (exact_sum.cuh): the grid of
  * kernels/exact.cuh's kernel and its rounding. */
 #include "check.cuh"
+#include "device.cuh"
 #include "exact_sum.cuh"
 #include "kernels/exact.cuh"
 #include "memory/pool.cuh"
@@ -64,12 +65,13 @@ launch_add(cr_exact_sum *s, const void *in, int64_t n, cudaStream_t stream,
            cr_error *error)
 {
     cr_status status = CR_OK;
-    int device = 0, sm_count = 0;
+    int sm_count = 0;
     const int64_t vectors = n / (16 / (int64_t)sizeof(T)) + 1;
     int64_t blocks;
-    CR_CHECK(cudaGetDevice(&device));
-    CR_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount,
-                                    device));
+    status = cr_current_sm_count(&sm_count, error);
+    if (status != CR_OK) {
+        goto done;
+    }
     blocks = (vectors + CR_EXACT_THREADS - 1) / CR_EXACT_THREADS;
     if (blocks > (int64_t)sm_count * CR_EXACT_BLOCKS_PER_SM) {
         blocks = (int64_t)sm_count * CR_EXACT_BLOCKS_PER_SM;

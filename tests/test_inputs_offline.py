@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import warnings
 
 import numpy as np
@@ -413,6 +414,105 @@ def test_cai_typestr_refused_is_a_type_error(op, typestr, size):
 def test_cai_typestr_not_a_str_is_a_type_error(typestr, size):
     with pytest.raises(TypeError):
         cudareduce.sum(CAI(interface(shape=(size,), typestr=typestr)))
+
+
+def typestr_outcome(typestr: str):
+    """What cudareduce makes of a CAI typestr: (sum's result dtype, the
+    item size a misaligned pointer is refused for; None for one byte,
+    which no pointer misaligns), or the exception's type."""
+    try:
+        got = cudareduce.sum(CAI(interface(typestr=typestr)))
+    except (TypeError, ValueError) as error:
+        return type(error)
+    itemsize = None
+    misaligned = CAI(interface(shape=(5,), typestr=typestr,
+                               data=(FAKE_POINTER + 1, False)))
+    try:
+        cudareduce.sum(misaligned)
+    except ValueError as error:     # not device memory, on a GPU
+        found = re.search(r"(\d+)-byte item size", str(error))
+        itemsize = found and found.group(1)
+    except cudareduce.CudaError:    # one byte: on to the device
+        pass
+    return got.dtype, itemsize
+
+
+def numpys_typestr_outcome(typestr: str):
+    """typestr_outcome as NumPy's reading of the typestr decides it."""
+    try:
+        dtype = np.dtype(typestr)
+    except (TypeError, ValueError):
+        return TypeError
+    if dtype not in SUPPORTED_DTYPES or (dtype.itemsize > 1
+                                         and not dtype.isnative):
+        return TypeError
+    itemsize = str(dtype.itemsize) if dtype.itemsize > 1 else None
+    return result_dtype("sum", dtype), itemsize
+
+
+# The spellings the extension reads without NumPy (a byte order, a kind,
+# an item size: dtype.str's) and their near misses: leading zeros, other
+# byte orders and kinds, sizes NumPy reads as another type.
+TYPESTR_GRID = [order + kind + size
+                for order in "<>|=!" for kind in "biufcV?"
+                for size in ("0", "1", "2", "3", "4", "8", "12", "16",
+                             "01", "02", "04", "08", "016")]
+
+
+@pytest.mark.parametrize("typestr", TYPESTR_GRID)
+def test_cai_typestr_read_as_numpy_reads_it(typestr):
+    assert typestr_outcome(typestr) == numpys_typestr_outcome(typestr)
+
+
+def test_cai_typestrs_alternating_keep_their_dtypes():
+    for typestr in ["<f2", "|b1", "<f8", "|b1", "<f2", "<f", "<i8", "<f2"]:
+        assert typestr_outcome(typestr) == numpys_typestr_outcome(typestr)
+
+
+# --- reduce()'s arguments: positional, as the library passes them, or not ---
+
+def test_reduce_arguments_by_keyword_as_by_position():
+    from cudareduce import _cudareduce
+    x = np.zeros(0, np.float32)
+    by_position = _cudareduce.reduce("sum", x, "fast", None, None, None,
+                                     None, None, False, None, False)
+    by_keyword = _cudareduce.reduce(op="sum", a=x, method="fast",
+                                    threads=None, exact=False)
+    assert type(by_position) is type(by_keyword) is np.float32
+    assert _cudareduce.reduce("sum", x, "fast", None, None, None, None,
+                              None, True, None).shape == (1,)
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    (("sum", np.zeros(1)), {}, r"missing required argument 'method'"),
+    (("sum",) * 12, {}, r"at most 11 arguments \(12 given\)"),
+    (("sum", np.zeros(1), "fast", None), {"a": 1},
+     r"given by name \('a'\) and position \(2\)"),
+    (("sum", np.zeros(1), "fast", None), {"axes": 0},
+     r"'axes' is an invalid keyword argument for reduce\(\)"),
+], ids=["too-few", "too-many", "twice", "unknown-keyword"])
+def test_reduce_argument_mistakes_worded_as_cpython_words_them(args, kwargs,
+                                                               message):
+    from cudareduce import _cudareduce
+    with pytest.raises(TypeError, match=message):
+        _cudareduce.reduce(*args, **kwargs)
+
+
+class NoTruth:
+    def __bool__(self):
+        raise ZeroDivisionError("no truth")
+
+
+@pytest.mark.parametrize("by_keyword", [False, True])
+def test_reduce_exact_without_a_truth_raises_its_error(by_keyword):
+    from cudareduce import _cudareduce
+    args = ["sum", np.zeros(1), "fast", None, None, None, None, None, False,
+            None]
+    with pytest.raises(ZeroDivisionError, match="no truth"):
+        if by_keyword:
+            _cudareduce.reduce(*args, exact=NoTruth())
+        else:
+            _cudareduce.reduce(*args, NoTruth())
 
 
 # --- the CUDA array interface: zero-size dicts that are fine -----------------

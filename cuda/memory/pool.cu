@@ -2,10 +2,8 @@
 #include <mutex>
 
 #include "check.cuh"
+#include "device.cuh"
 #include "memory/pool.cuh"
-
-/* Devices a process may have: pools beyond are a CR_ERR_INVALID. */
-#define CR_MAX_DEVICES 64
 
 static std::mutex pools_lock;
 static cudaMemPool_t pools[CR_MAX_DEVICES];

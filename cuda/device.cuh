@@ -1,0 +1,17 @@
+/* device.cuh: what the CUDA layer asks of the current device, kept
+ * (device.cu). */
+#ifndef CUDAREDUCE_DEVICE_CUH
+#define CUDAREDUCE_DEVICE_CUH
+
+#include "cudareduce.h"
+
+/* Devices a process may have: the per-device state kept beyond (memory
+ * pools) is a CR_ERR_INVALID, and SM counts are asked again each time. */
+#define CR_MAX_DEVICES 64
+
+/* The current device's SM count, which sizes the grids: asked of CUDA
+ * once per device (it never changes), as a small call plans its grid on
+ * every call. */
+cr_status cr_current_sm_count(int *sm_count, cr_error *error);
+
+#endif /* CUDAREDUCE_DEVICE_CUH */
