@@ -1,9 +1,10 @@
-/* exact_sum.cu: exact sums on the device (exact_sum.cuh): the grid of
- * kernels/exact.cuh's kernel and its rounding. */
+/* exact_sum.cu: exact sums on the device (exact_sum.cuh): the state of
+ * a call, and the grid of kernels/exact.cuh's kernel. */
 #include "check.cuh"
 #include "device.cuh"
 #include "exact_sum.cuh"
 #include "kernels/exact.cuh"
+#include "memory/exact_states.cuh"
 #include "memory/pool.cuh"
 
 static int
@@ -44,77 +45,32 @@ cr_exact_open(cr_exact_sum *s, cudaStream_t stream, int capturing,
               cr_error *error)
 {
     cr_status status = CR_OK;
-    const size_t state_bytes = (sizeof(cr_exact_state) + 15) / 16 * 16;
-    /* The result: nanmean's count, then the value. */
-    CR_POOL_MALLOC(&s->scratch, state_bytes + 2 * sizeof(int64_t), stream,
-                   capturing);
-    s->device_result = static_cast<char *>(s->scratch) + state_bytes;
-    CR_CHECK(cudaMemsetAsync(s->scratch, 0, sizeof(cr_exact_state),
-                             stream));
+    if (capturing) {
+        /* A graph's replays run after this call, each beside whatever
+         * else runs then: their state is the graph's own, zeroed by a
+         * node of it before the kernel's. */
+        CR_POOL_MALLOC(&s->scratch, CR_EXACT_SCRATCH_BYTES, stream,
+                       capturing);
+        CR_CHECK(cudaMemsetAsync(s->scratch, 0, sizeof(cr_exact_state),
+                                 stream));
+    }
+    else {
+        status = cr_exact_states.acquire_fitting(
+            &s->kept,
+            [stream](const cr_exact_kept *kept) {
+                return kept->stream == stream;
+            },
+            CR_EXACT_KEPT_STATES, error);
+        if (status != CR_OK) {
+            goto done;
+        }
+        s->scratch = s->kept->scratch;
+        CR_CHECK(cudaStreamWaitEvent(stream, s->kept->released, 0));
+    }
+    s->device_result = static_cast<char *>(s->scratch)
+                       + CR_EXACT_STATE_BYTES;
 done:
     return status;
-}
-
-/* The grid: a thread a 16-byte vector up to the blocks the device holds
- * at once (CR_EXACT_BLOCKS_PER_SM, which the kernel's launch bounds
- * promise), and at least enough blocks that none reads more than
- * CR_EXACT_BLOCK_ELEMENTS (kernels/exact.cuh: its limbs' bound). */
-template <class T, bool SKIP_NAN>
-static cr_status
-launch_add(cr_exact_sum *s, const void *in, int64_t n, cudaStream_t stream,
-           cr_error *error)
-{
-    cr_status status = CR_OK;
-    int sm_count = 0;
-    const int64_t vectors = n / (16 / (int64_t)sizeof(T)) + 1;
-    int64_t blocks;
-    status = cr_current_sm_count(&sm_count, error);
-    if (status != CR_OK) {
-        goto done;
-    }
-    blocks = (vectors + CR_EXACT_THREADS - 1) / CR_EXACT_THREADS;
-    if (blocks > (int64_t)sm_count * CR_EXACT_BLOCKS_PER_SM) {
-        blocks = (int64_t)sm_count * CR_EXACT_BLOCKS_PER_SM;
-    }
-    if (blocks < (n + CR_EXACT_BLOCK_ELEMENTS - 1) / CR_EXACT_BLOCK_ELEMENTS) {
-        blocks = (n + CR_EXACT_BLOCK_ELEMENTS - 1) / CR_EXACT_BLOCK_ELEMENTS;
-    }
-    exact_sum_kernel<T, SKIP_NAN><<<(unsigned)blocks, CR_EXACT_THREADS, 0,
-                                    stream>>>(
-        static_cast<const T *>(in), n,
-        static_cast<cr_exact_state *>(s->scratch));
-    CR_CHECK(cudaGetLastError());
-done:
-    return status;
-}
-
-template <class T>
-static cr_status
-launch_add_of(cr_exact_sum *s, const void *in, int64_t n, int skip_nan,
-              cudaStream_t stream, cr_error *error)
-{
-    return skip_nan ? launch_add<T, true>(s, in, n, stream, error)
-                    : launch_add<T, false>(s, in, n, stream, error);
-}
-
-cr_status
-cr_exact_add(cr_exact_sum *s, const void *in, int64_t n, cr_type type,
-             int skip_nan, cudaStream_t stream, cr_error *error)
-{
-    switch (type) {
-    case CR_TYPE_FLOAT16:
-        return launch_add_of<__half>(s, in, n, skip_nan, stream, error);
-    case CR_TYPE_BFLOAT16:
-        return launch_add_of<__nv_bfloat16>(s, in, n, skip_nan, stream,
-                                            error);
-    case CR_TYPE_FLOAT32:
-        return launch_add_of<float>(s, in, n, skip_nan, stream, error);
-    case CR_TYPE_FLOAT64:
-        return launch_add_of<double>(s, in, n, skip_nan, stream, error);
-    default:
-        return cr_fail(error, CR_ERR_INVALID, "an exact sum of elements "
-                       "other than float16, bfloat16, float32 or float64");
-    }
 }
 
 /* How `request`'s sum is rounded, and where it goes: into request->out
@@ -141,17 +97,85 @@ rounding_of(const cr_exact_sum *s, const cr_request *request)
     return rounding;
 }
 
+/* The grid: a thread a 16-byte vector up to the blocks the device holds
+ * at once (CR_EXACT_BLOCKS_PER_SM, which the kernel's launch bounds
+ * promise), and at least enough blocks that none reads more than
+ * CR_EXACT_BLOCK_ELEMENTS (kernels/exact.cuh: its limbs' bound). */
+template <class T, bool SKIP_NAN>
+static cr_status
+launch_add(cr_exact_sum *s, const void *in, int64_t n,
+           const cr_exact_rounding &rounding, cudaStream_t stream,
+           cr_error *error)
+{
+    cr_status status = CR_OK;
+    int sm_count = 0;
+    const int64_t vectors = n / (16 / (int64_t)sizeof(T)) + 1;
+    int64_t blocks;
+    status = cr_current_sm_count(&sm_count, error);
+    if (status != CR_OK) {
+        goto done;
+    }
+    blocks = (vectors + CR_EXACT_THREADS - 1) / CR_EXACT_THREADS;
+    if (blocks > (int64_t)sm_count * CR_EXACT_BLOCKS_PER_SM) {
+        blocks = (int64_t)sm_count * CR_EXACT_BLOCKS_PER_SM;
+    }
+    if (blocks < (n + CR_EXACT_BLOCK_ELEMENTS - 1) / CR_EXACT_BLOCK_ELEMENTS) {
+        blocks = (n + CR_EXACT_BLOCK_ELEMENTS - 1) / CR_EXACT_BLOCK_ELEMENTS;
+    }
+    exact_sum_kernel<T, SKIP_NAN><<<(unsigned)blocks, CR_EXACT_THREADS, 0,
+                                    stream>>>(
+        static_cast<const T *>(in), n,
+        static_cast<cr_exact_state *>(s->scratch), rounding);
+    CR_CHECK(cudaGetLastError());
+done:
+    return status;
+}
+
+template <class T>
+static cr_status
+launch_add_of(cr_exact_sum *s, const void *in, int64_t n, int skip_nan,
+              const cr_exact_rounding &rounding, cudaStream_t stream,
+              cr_error *error)
+{
+    return skip_nan
+        ? launch_add<T, true>(s, in, n, rounding, stream, error)
+        : launch_add<T, false>(s, in, n, rounding, stream, error);
+}
+
+cr_status
+cr_exact_add(cr_exact_sum *s, const cr_request *request, const void *in,
+             int64_t n, cr_type type, int last, cudaStream_t stream,
+             cr_error *error)
+{
+    const int skip_nan = cr_op_skips_nan(request->op);
+    cr_exact_rounding rounding = {};
+    if (last) {
+        rounding = rounding_of(s, request);
+    }
+    switch (type) {
+    case CR_TYPE_FLOAT16:
+        return launch_add_of<__half>(s, in, n, skip_nan, rounding, stream,
+                                     error);
+    case CR_TYPE_BFLOAT16:
+        return launch_add_of<__nv_bfloat16>(s, in, n, skip_nan, rounding,
+                                            stream, error);
+    case CR_TYPE_FLOAT32:
+        return launch_add_of<float>(s, in, n, skip_nan, rounding, stream,
+                                    error);
+    case CR_TYPE_FLOAT64:
+        return launch_add_of<double>(s, in, n, skip_nan, rounding, stream,
+                                     error);
+    default:
+        return cr_fail(error, CR_ERR_INVALID, "an exact sum of elements "
+                       "other than float16, bfloat16, float32 or float64");
+    }
+}
+
 cr_status
 cr_exact_finish(cr_exact_sum *s, const cr_request *request,
                 cudaStream_t stream, void *result, cr_error *error)
 {
     cr_status status = CR_OK;
-    exact_round_kernel<<<1, 32, 0, stream>>>(
-        static_cast<const cr_exact_state *>(s->scratch),
-        rounding_of(s, request));
-    CR_CHECK(cudaGetLastError());
-    /* A device out has it already; the host waits for the value, or
-     * nanmean's count and value. */
     if (request->out == NULL) {
         const size_t count_bytes =
             cr_op_counts(request->op) ? sizeof(int64_t) : 0;
@@ -165,10 +189,22 @@ done:
 }
 
 void
-cr_exact_close(cr_exact_sum *s, cudaStream_t stream)
+cr_exact_close(cr_exact_sum *s, cudaStream_t stream, int healthy)
 {
-    if (s->scratch != NULL) {
-        (void)cudaFreeAsync(s->scratch, stream);
-        s->scratch = NULL;
+    if (s->kept != NULL) {
+        /* The next call to take it waits for this one's last use. */
+        healthy = healthy
+                  && cudaEventRecord(s->kept->released, stream) == cudaSuccess;
+        s->kept->stream = stream;
+        if (!healthy) {
+            /* Freed only once nothing queued uses it. */
+            (void)cudaStreamSynchronize(stream);
+        }
+        cr_exact_states.release(s->kept, healthy);
+        s->kept = NULL;
     }
+    else if (s->scratch != NULL) {
+        (void)cudaFreeAsync(s->scratch, stream);
+    }
+    s->scratch = NULL;
 }

@@ -1,8 +1,9 @@
 /* exact_sum.cuh: exact sums on the device (exact_sum.cu; issue 44,
  * docs/exact.md): the sum of every element added, exactly, into one
- * state of the call, then rounded once.  Opened once a call, added to
- * once for device data or once a chunk for host data, finished, closed.
- * A zero-initialised one closes as a no-op. */
+ * state of the call, and rounded once by the last launch's last block.
+ * Opened once a call, added to once for device data or once a chunk for
+ * host data, finished, closed.  A zero-initialised one closes as a
+ * no-op. */
 #ifndef CUDAREDUCE_EXACT_SUM_CUH
 #define CUDAREDUCE_EXACT_SUM_CUH
 
@@ -11,7 +12,8 @@
 #include "cudareduce.h"
 
 typedef struct {
-    void *scratch;      /* the state (kernels/exact.cuh), then the result */
+    struct cr_exact_kept *kept;     /* kept between calls, or NULL */
+    void *scratch;          /* the state, then the result */
     void *device_result;
 } cr_exact_sum;
 
@@ -23,28 +25,34 @@ typedef struct {
  * (`result`). */
 cr_status cr_exact_check(const cr_request *request, cr_error *error);
 
-/* Takes stream-ordered scratch for the state and the result, zeroed. */
+/* Takes a zero state for the call: a kept one (memory/exact_states.cuh),
+ * `stream` made to wait for its last use; or, where `stream` is
+ * capturing, scratch of the graph's own, zeroed in it. */
 cr_status cr_exact_open(cr_exact_sum *s, cudaStream_t stream, int capturing,
                         cr_error *error);
 
 /* Queues the addition of the n elements at `in` (device memory, of
- * `type`, one of the four above), NaNs skipped and counted with
- * skip_nan, else noted (as NaN's result). */
-cr_status cr_exact_add(cr_exact_sum *s, const void *in, int64_t n,
-                       cr_type type, int skip_nan, cudaStream_t stream,
-                       cr_error *error);
+ * `type`, one of the four above) to `request`'s sum, NaNs skipped and
+ * counted where its op skips them, else noted (as NaN's result).  With
+ * `last` (the call's last addition), the sum is then rounded once into
+ * request->result (a mean, request->divide_by_n, the sum over the count
+ * of the n elements added less the NaNs skipped): stored into
+ * request->out as it is, or into the scratch for cr_exact_finish; and
+ * the state left zero. */
+cr_status cr_exact_add(cr_exact_sum *s, const cr_request *request,
+                       const void *in, int64_t n, cr_type type, int last,
+                       cudaStream_t stream, cr_error *error);
 
-/* Rounds the sum of `request`'s elements once into request->result (a
- * mean, request->divide_by_n, the sum over the count of the n elements
- * added less the NaNs skipped) and delivers it as cr_reduce does: to the
- * host at `result` (the value, or nanmean's count and value, as
- * cr_counted_result lays them out), waited for; or stored into
- * request->out as it is, on `stream`. */
+/* Delivers the rounded sum as cr_reduce does: to the host at `result`
+ * (the value, or nanmean's count and value, as cr_counted_result lays
+ * them out), waited for; a device out has it already. */
 cr_status cr_exact_finish(cr_exact_sum *s, const cr_request *request,
                           cudaStream_t stream, void *result,
                           cr_error *error);
 
-/* Frees the scratch after the stream's work (best effort). */
-void cr_exact_close(cr_exact_sum *s, cudaStream_t stream);
+/* Gives the state back after the stream's work (best effort): a kept
+ * one checked in, or where `healthy` is 0 (the call failed: its limbs
+ * may hold part of a sum) destroyed; the capture's freed. */
+void cr_exact_close(cr_exact_sum *s, cudaStream_t stream, int healthy);
 
 #endif /* CUDAREDUCE_EXACT_SUM_CUH */

@@ -11,6 +11,7 @@
 #include "exact_sum.cuh"
 #include "gather.cuh"
 #include "host/host_path.cuh"
+#include "memory/exact_states.cuh"
 #include "memory/host_ring.cuh"
 #include "memory/pool.cuh"
 #include "memory/workspace.cuh"
@@ -249,9 +250,8 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
         }
     }
     if (request->exact) {
-        status = cr_exact_add(&exact, stage ? input_buffer : in, request->n,
-                              route.staged, cr_op_skips_nan(request->op),
-                              stream, error);
+        status = cr_exact_add(&exact, request, stage ? input_buffer : in,
+                              request->n, route.staged, 1, stream, error);
         if (status == CR_OK) {
             status = cr_exact_finish(&exact, request, stream, result,
                                      error);
@@ -284,7 +284,7 @@ done:
         (void)cudaFreeAsync(input_buffer, stream);
     }
     cr_reducer_close(&r, stream, status == CR_OK);
-    cr_exact_close(&exact, stream);
+    cr_exact_close(&exact, stream, status == CR_OK);
     if (status != CR_OK) {
         (void)cudaGetLastError();
     }
@@ -345,6 +345,7 @@ cr_release_resources(void)
 {
     cr_workspaces.clear();
     cr_host_rings.clear();
+    cr_exact_states.clear();
     cr_pools_clear();
 }
 

@@ -283,6 +283,20 @@ def test_empty_is_numpys(cupy):
         assert np.isnan(cudareduce.mean(np.zeros(0), exact=True))
 
 
+def captured_sum(torch, tensor, out):
+    """A CUDA graph of ``cudareduce.sum(tensor, out=out, exact=True)``,
+    warmed up on a side stream first, as PyTorch asks."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        cudareduce.sum(tensor, out=out, exact=True)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        cudareduce.sum(tensor, out=out, exact=True)
+    return graph
+
+
 def test_out_and_cuda_graphs(rng, cupy, torch):
     x = random_data(rng, 100_003, np.float32)
     expected = want(x, "float32")
@@ -294,15 +308,152 @@ def test_out_and_cuda_graphs(rng, cupy, torch):
     assert bits_of(host_out, "float32") == expected
     tensor = torch.from_numpy(x).cuda()
     graph_out = torch.zeros((), dtype=torch.float32, device="cuda")
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        cudareduce.sum(tensor, out=graph_out, exact=True)  # warm-up
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        cudareduce.sum(tensor, out=graph_out, exact=True)
+    graph = captured_sum(torch, tensor, graph_out)
     graph_out.zero_()
     graph.replay()
     torch.cuda.synchronize()
     assert bits_of(graph_out.cpu().numpy(), "float32") == expected
+
+
+# The state a call adds into is kept between calls, and the last block of
+# each call's last launch leaves it zero for the next (exact_sum.cu,
+# memory/exact_states.cuh): no call may see any of another's sum, NaNs,
+# infinities or count, whether it follows on the same stream unwaited,
+# runs on another stream at once, follows a call that failed half way,
+# or is a CUDA graph's replay.
+
+# Sizes one after another: many blocks, then a few elements (what a
+# state left dirty would show most), one vector, one block.
+BACK_TO_BACK = (2 ** 20 + 3, 1, 2, 2 ** 20 + 3, 5, 4096 + 3, 1, 257)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_back_to_back_on_one_stream(rng, cupy, dtype):
+    """Calls queued one after another into device outs, none waited for,
+    each of its own data: each exact."""
+    fmt = FORMAT[np.dtype(dtype)]
+    xs = [random_data(rng, n, dtype) for n in BACK_TO_BACK * 3]
+    with cupy.cuda.Stream(non_blocking=True) as stream:
+        devices = [cupy.asarray(x) for x in xs]
+        outs = [cupy.zeros((), dtype) for _ in xs]
+        for device, out in zip(devices, outs):
+            cudareduce.sum(device, out=out, exact=True)
+        stream.synchronize()
+    for x, out in zip(xs, outs):
+        assert bits_of(out.get(), fmt) == want(x, fmt), x.size
+
+
+def test_each_call_its_own_specials_and_count(rng, cupy):
+    """A NaN, an infinity, nanmean's skipped NaNs, then a call without
+    them, queued back to back: each result its own call's."""
+    finite = random_data(rng, 4099, np.float64)
+    with_nan = finite.copy()
+    with_nan[::7] = np.nan
+    with_inf = finite.copy()
+    with_inf[5] = np.inf
+    numbers = with_nan[~np.isnan(with_nan)]
+
+    def mean(x):
+        return np.uint64(want(x, "float64", divide=True)).view(np.float64)
+
+    calls = [(cudareduce.sum, with_nan, np.nan),
+             (cudareduce.sum, finite, math.fsum(finite)),
+             (cudareduce.sum, with_inf, np.inf),
+             (cudareduce.mean, finite, mean(finite)),
+             (cudareduce.nanmean, with_nan, mean(numbers)),
+             (cudareduce.nanmean, finite, mean(finite)),
+             (cudareduce.nansum, with_nan, math.fsum(numbers)),
+             (cudareduce.sum, finite[:2], math.fsum(finite[:2]))]
+    with cupy.cuda.Stream(non_blocking=True) as stream:
+        outs = [cupy.zeros((), cupy.float64) for _ in calls]
+        for (function, x, _), out in zip(calls, outs):
+            function(cupy.asarray(x), out=out, exact=True)
+        stream.synchronize()
+    for (function, _, expected), out in zip(calls, outs):
+        assert np.array_equal(out.get(), expected, equal_nan=True), \
+            (function.__name__, out.get(), expected)
+
+
+def test_two_streams_at_once(rng, cupy):
+    """Calls alternating between two streams, none waited for, each of its
+    own data: each exact."""
+    streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(2)]
+    calls = []
+    for k, n in enumerate(BACK_TO_BACK * 2):
+        x = random_data(rng, n, np.float64)
+        with streams[k % 2]:
+            out = cupy.zeros((), cupy.float64)
+            cudareduce.sum(cupy.asarray(x), out=out, exact=True)
+        calls.append((x, out))
+    for stream in streams:
+        stream.synchronize()
+    for x, out in calls:
+        assert float(out.get()) == math.fsum(x), x.size
+
+
+def test_threads_on_streams_of_their_own(rng, cupy):
+    """Two threads, each calling on its own stream at once (the GIL is let
+    go around the CUDA calls), to the host and into device outs."""
+    import concurrent.futures
+
+    xs = [[random_data(rng, n, np.float64) for n in BACK_TO_BACK * 2]
+          for _ in range(2)]
+
+    def run(own):
+        results = []
+        with cupy.cuda.Stream(non_blocking=True) as stream:
+            for k, x in enumerate(own):
+                device = cupy.asarray(x)
+                if k % 2:
+                    results.append(float(cudareduce.sum(device,
+                                                        exact=True)))
+                else:
+                    out = cupy.zeros((), cupy.float64)
+                    cudareduce.sum(device, out=out, exact=True)
+                    results.append(out)
+            stream.synchronize()
+        return [float(r.get()) if not isinstance(r, float) else r
+                for r in results]
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(run, xs))
+    for own, results in zip(xs, got):
+        assert results == [math.fsum(x) for x in own]
+
+
+@pytest.mark.parametrize("chunk", [0, 1])
+def test_a_call_failed_half_way_leaves_nothing(rng, cupy, chunk):
+    """A host array's sum that fails after its chunks up to `chunk` were
+    added (a fault injected for the test): the calls after it, of the
+    host array and of a few device elements, are exact."""
+    x = random_data(rng, BIG, np.float32)  # the host ring's 3 chunks
+    inject = cudareduce._cudareduce._inject_host_fault
+    inject(chunk)
+    try:
+        with pytest.raises(MemoryError, match="injected"):
+            cudareduce.sum(x, exact=True)
+    finally:
+        inject(-1)
+    assert bits_of(cudareduce.sum(x, exact=True), "float32") \
+        == want(x, "float32")
+    small = random_data(rng, 3, np.float32)
+    assert bits_of(cudareduce.sum(cupy.asarray(small), exact=True),
+                   "float32") == want(small, "float32")
+
+
+def test_graph_replays_beside_direct_calls(rng, torch):
+    """A captured exact sum replayed with new input each time, twice in a
+    row, and direct calls on the same stream between: each exact."""
+    x = random_data(rng, 100_003, np.float64)
+    tensor = torch.from_numpy(x).cuda()
+    graph_out = torch.zeros((), dtype=torch.float64, device="cuda")
+    graph = captured_sum(torch, tensor, graph_out)
+    for n in (1, 2, 4099):
+        y = random_data(rng, x.size, np.float64)
+        tensor.copy_(torch.from_numpy(y))
+        graph.replay()
+        graph.replay()
+        direct = random_data(rng, n, np.float64)
+        assert float(cudareduce.sum(torch.from_numpy(direct).cuda(),
+                                    exact=True)) == math.fsum(direct)
+        assert float(graph_out.cpu()) == math.fsum(y)

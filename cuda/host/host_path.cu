@@ -136,9 +136,9 @@ cr_reduce_host(const cr_request *request, const cr_route *route,
             }
         }
         status = request->exact
-            ? cr_exact_add(&exact, casts ? cast_buffer : buffer, count,
-                           route->staged, cr_op_skips_nan(request->op),
-                           stream, error)
+            ? cr_exact_add(&exact, request, casts ? cast_buffer : buffer,
+                           count, route->staged, k == chunks - 1, stream,
+                           error)
             : cr_reducer_launch(r, casts ? cast_buffer : buffer, count,
                                 chunks > 1 ? partials + k * acc_size
                                            : NULL,
@@ -191,7 +191,7 @@ done:
     }
     cr_reducer_close(&chunk_reducer, stream, status == CR_OK);
     cr_reducer_close(&tail_reducer, stream, status == CR_OK);
-    cr_exact_close(&exact, stream);
+    cr_exact_close(&exact, stream, status == CR_OK);
     cr_host_rings.release(ring, status == CR_OK);
     return status;
 }

@@ -1,8 +1,8 @@
 /* exact.cuh: the kernels of exact sums (issue 44; docs/exact.md): each
  * thread sums its elements into a window (exact/window.h), the windows
  * are flushed into the block's limbs in shared memory, the blocks' limbs
- * into the call's limbs in global memory, and one thread rounds the
- * call's limbs once (exact/kulisch.h), in a launch of its own.
+ * into the call's limbs in global memory, and one thread of the last
+ * block rounds the call's limbs once (exact/kulisch.h).
  *
  * The limbs are carry-save: CR_KULISCH_LIMBS 64-bit integers whose value
  * is sum_k limb[k] 2^(32 k) in units of the exact accumulator's bit 0, so
@@ -42,19 +42,27 @@
 #define CR_EXACT_POS_INF 2u
 #define CR_EXACT_NEG_INF 4u
 
-/* The call's state in global memory, zeroed before its first launch. */
+/* The call's state in global memory: zero before its first launch, and
+ * left zero by its last (exact_sum_kernel's last block). */
 typedef struct {
     unsigned long long limb[CR_KULISCH_LIMBS];
     unsigned int specials;
-    unsigned int padding;
+    unsigned int ticket;            /* blocks of the last launch done */
     unsigned long long nans;        /* NaNs seen (nanmean's count) */
 } cr_exact_state;
+
+/* A call's scratch: its state, then its result for the host (nanmean's
+ * count, then the value). */
+#define CR_EXACT_STATE_BYTES ((sizeof(cr_exact_state) + 15) / 16 * 16)
+#define CR_EXACT_SCRATCH_BYTES (CR_EXACT_STATE_BYTES + 2 * sizeof(int64_t))
 
 /* How the call's sum is rounded, and where it goes: the exact sum of its
  * n elements rounded once to `format`, or with `divide` the sum over
  * their count (n less the NaNs skipped) rounded once (a count of 0 gives
  * NaN, as numpy.nanmean of nothing); its bits (2, 4 or 8 bytes) at
- * `value`, and the count, as an int64, at `count` where not NULL. */
+ * `value`, and the count, as an int64, at `count` where not NULL.  A
+ * launch given a NULL `value` adds only (a host array's chunks but the
+ * last). */
 typedef struct {
     cr_exact_format format;
     int divide;
@@ -376,6 +384,99 @@ limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
     }
 }
 
+/* The call's limbs, normalized, as an exact accumulator (unrolled by 4
+ * as kulisch.h's CR_KULISCH_EVERY_LIMB says why). */
+__device__ __forceinline__ void
+limbs_to_kulisch(const unsigned long long *limbs, cr_kulisch *acc)
+{
+    long long carry = 0;
+#pragma unroll 4
+    for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
+        const long long t = (long long)limbs[k] + carry;
+        acc->limb[k] = (uint32_t)t;
+        carry = t >> 32;
+    }
+}
+
+/* The call's sum, from its limbs and the specials (CR_EXACT_* bits) and
+ * NaNs seen, rounded as `rounding` says, and stored there.  One thread. */
+__device__ __forceinline__ void
+exact_round(const unsigned long long *limbs, unsigned int seen,
+            unsigned long long nans, cr_exact_rounding rounding)
+{
+    cr_kulisch acc;
+    cr_specials specials;
+    int overflow = 0;
+    uint64_t bits;
+    const uint64_t count = (uint64_t)rounding.n - nans;
+    limbs_to_kulisch(limbs, &acc);
+    specials.nan = (seen & CR_EXACT_NAN) != 0;
+    specials.pos_inf = (seen & CR_EXACT_POS_INF) != 0;
+    specials.neg_inf = (seen & CR_EXACT_NEG_INF) != 0;
+    if (rounding.divide) {
+        specials.nan |= count == 0;
+        bits = cr_exact_mean_result(&acc, &specials, count, rounding.format,
+                                    &overflow);
+    }
+    else {
+        bits = cr_exact_result(&acc, &specials, rounding.format, &overflow);
+    }
+    if (rounding.count != NULL) {
+        *rounding.count = (int64_t)count;
+    }
+    switch (rounding.format) {
+    case CR_EXACT_FLOAT64:
+        *reinterpret_cast<uint64_t *>(rounding.value) = bits;
+        break;
+    case CR_EXACT_FLOAT32:
+        *reinterpret_cast<uint32_t *>(rounding.value) = (uint32_t)bits;
+        break;
+    default:
+        *reinterpret_cast<uint16_t *>(rounding.value) = (uint16_t)bits;
+        break;
+    }
+}
+
+/* The launch's last block to add its limbs (by a ticket taken after
+ * them, as fast.cuh's last block) rounds the call's sum, and leaves the
+ * state zero for the next call: each limb, the specials and the NaNs
+ * read and zeroed at once (atomicExch), the ticket cleared.  In place of
+ * a rounding launch of its own after the adding one and the memset of
+ * the state before it: 3.29 and 0.87 us a call on an H200
+ * (docs/recorded/exact-parts-2026-11-28-h200.txt).  `limbs`: the block's
+ * shared limbs, added to the call's already, which hold the call's.
+ * Called by the block's first warp, the one that added to the state. */
+__device__ __forceinline__ void
+finish_if_last(cr_exact_state *state, unsigned long long *limbs,
+               const cr_exact_rounding &rounding)
+{
+    const int lane = (int)(threadIdx.x % 32);
+    unsigned int last = 0;
+    /* Every lane's atomics to the state before the ticket (its fence,
+     * then the barrier), and the last block's reads after every other
+     * block's ticket (lane 0's fence, then the barrier). */
+    __threadfence();
+    __syncwarp();
+    if (lane == 0) {
+        last = atomicAdd(&state->ticket, 1u) == gridDim.x - 1;
+        __threadfence();
+    }
+    if (!__shfl_sync(0xffffffffu, last, 0)) {
+        return;
+    }
+    __syncwarp();
+    for (int k = lane; k < CR_KULISCH_LIMBS; k += 32) {
+        limbs[k] = atomicExch(&state->limb[k], 0ull);
+    }
+    __syncwarp();
+    if (lane == 0) {
+        const unsigned int seen = atomicExch(&state->specials, 0u);
+        const unsigned long long nans = atomicExch(&state->nans, 0ull);
+        state->ticket = 0;
+        exact_round(limbs, seen, nans, rounding);
+    }
+}
+
 /* Adds the n elements at `in` (of T; NaNs skipped where SKIP_NAN, and
  * counted) to the call's state.  A thread reads 16 bytes at a time of the
  * part of `in` that starts at a 16-byte boundary, grid-strided, in rounds
@@ -385,7 +486,7 @@ limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
 template <class T, bool SKIP_NAN>
 __global__ void __launch_bounds__(CR_EXACT_THREADS, CR_EXACT_BLOCKS_PER_SM)
 exact_sum_kernel(const T *__restrict__ in, int64_t n,
-                 cr_exact_state *state)
+                 cr_exact_state *state, cr_exact_rounding rounding)
 {
     using traits = exact_traits<T>;
     using W = typename traits::window;
@@ -504,87 +605,15 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     __syncthreads();
     if (threadIdx.x < 32) {
         limbs_to_call(limbs, state);
-    }
-    if (threadIdx.x == 0 && block_specials) {
-        atomicOr(&state->specials, block_specials);
-    }
-    if (SKIP_NAN && threadIdx.x == 0 && block_nans) {
-        atomicAdd(&state->nans, block_nans);
-    }
-}
-
-/* The call's limbs, normalized, as an exact accumulator. */
-__device__ __forceinline__ void
-state_to_kulisch(const cr_exact_state *state, cr_kulisch *acc)
-{
-    long long carry = 0;
-    for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
-        const long long t = (long long)state->limb[k] + carry;
-        acc->limb[k] = (uint32_t)t;
-        carry = t >> 32;
-    }
-}
-
-/* The call's sum rounded as `rounding` says, and stored there.  One
- * thread. */
-__device__ __forceinline__ void
-exact_round(const cr_exact_state *state, const cr_exact_rounding &rounding)
-{
-    cr_kulisch acc;
-    cr_specials specials;
-    int overflow = 0;
-    uint64_t bits;
-    const unsigned int seen = state->specials;
-    const uint64_t count = (uint64_t)rounding.n - state->nans;
-    state_to_kulisch(state, &acc);
-    specials.nan = (seen & CR_EXACT_NAN) != 0;
-    specials.pos_inf = (seen & CR_EXACT_POS_INF) != 0;
-    specials.neg_inf = (seen & CR_EXACT_NEG_INF) != 0;
-    if (rounding.divide) {
-        specials.nan |= count == 0;
-        bits = cr_exact_mean_result(&acc, &specials, count, rounding.format,
-                                    &overflow);
-    }
-    else {
-        bits = cr_exact_result(&acc, &specials, rounding.format, &overflow);
-    }
-    if (rounding.count != NULL) {
-        *rounding.count = (int64_t)count;
-    }
-    switch (rounding.format) {
-    case CR_EXACT_FLOAT64:
-        *reinterpret_cast<uint64_t *>(rounding.value) = bits;
-        break;
-    case CR_EXACT_FLOAT32:
-        *reinterpret_cast<uint32_t *>(rounding.value) = (uint32_t)bits;
-        break;
-    default:
-        *reinterpret_cast<uint16_t *>(rounding.value) = (uint16_t)bits;
-        break;
-    }
-}
-
-/* exact_round, after the launches that added the call's elements, by a
- * warp: its lanes copy the state into shared memory, 68 limbs at once,
- * then lane 0 rounds from there.  The finishing launch of one thread took
- * 4.1 to 5.5 us (docs/recorded/exact-2026-11-27-h200.txt, item 1), its
- * carry loop's 68 loads from L2 the likely part of it.  (Rounding in the
- * adding kernel's last block would save the launch, but under that
- * kernel's launch bounds the rounding spills.) */
-__global__ void __launch_bounds__(32)
-exact_round_kernel(const cr_exact_state *state, cr_exact_rounding rounding)
-{
-    __shared__ cr_exact_state held;
-    for (int k = (int)threadIdx.x; k < CR_KULISCH_LIMBS; k += 32) {
-        held.limb[k] = state->limb[k];
-    }
-    if (threadIdx.x == 0) {
-        held.specials = state->specials;
-        held.nans = state->nans;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        exact_round(&held, rounding);
+        if (threadIdx.x == 0 && block_specials) {
+            atomicOr(&state->specials, block_specials);
+        }
+        if (SKIP_NAN && threadIdx.x == 0 && block_nans) {
+            atomicAdd(&state->nans, block_nans);
+        }
+        if (rounding.value != NULL) {
+            finish_if_last(state, limbs, rounding);
+        }
     }
 }
 

@@ -21,11 +21,21 @@ public:
     /* A kept T of the current device, else a new one. */
     cr_status acquire(T **out, cr_error *error)
     {
+        return acquire_fitting(out, [](const T *) { return true; }, 0,
+                               error);
+    }
+
+    /* A kept T of the current device for which fits(const T *) holds;
+     * else, where fewer than `most` of the device's are kept, a new one;
+     * else the one of them checked in longest ago. */
+    template <class Fits>
+    cr_status acquire_fitting(T **out, Fits fits, int most, cr_error *error)
+    {
         cr_status status = CR_OK;
         int device = 0;
         T *item = NULL;
         CR_CHECK(cudaGetDevice(&device));
-        if ((*out = take(device)) != NULL) {
+        if ((*out = take(device, fits, most)) != NULL) {
             return CR_OK;
         }
         item = static_cast<T *>(calloc(1, sizeof(T)));
@@ -75,17 +85,31 @@ public:
     }
 
 private:
-    T *take(int device)
+    /* acquire_fitting's kept T, unlinked, or NULL for a new one.  The
+     * list is in the order of check-in, the latest first. */
+    template <class Fits>
+    T *take(int device, Fits fits, int most)
     {
         std::lock_guard<std::mutex> guard(lock_);
+        T **oldest = NULL;
+        int kept = 0;
         for (T **link = &head_; *link != NULL; link = &(*link)->next) {
             if ((*link)->device == device) {
-                T *item = *link;
-                *link = item->next;
-                return item;
+                if (fits(*link)) {
+                    return unlink(link);
+                }
+                oldest = link;
+                kept++;
             }
         }
-        return NULL;
+        return oldest != NULL && kept >= most ? unlink(oldest) : NULL;
+    }
+
+    static T *unlink(T **link)
+    {
+        T *item = *link;
+        *link = item->next;
+        return item;
     }
 
     std::mutex lock_;
