@@ -552,14 +552,15 @@ using gang_word = cuda::std::conditional_t<sizeof(T) == 1, uint2, uint4>;
  * (their first elements side by side: the leading axis of a C-contiguous
  * array), a gang_word holding element j of each; 0 (no gangs) where
  * their elements would pass 16 registers (ROW of CR_SHORT_ROW), their
- * results 32, or one fills the word.  Elements of 1 and 2 bytes gang
+ * accumulators 16 (8 index accumulators of bytes or of 2-byte values
+ * spilled 20 to 128 bytes, ptxas, sm_90), or one fills the word.  Elements of 1 and 2 bytes gang
  * too: a thread a row of 2-byte elements read (4, 2^24) along axis 0 at
  * 26% of the DRAM's peak (docs/recorded/axis-dtypes-2026-11-27-h200.txt,
  * item 6). */
 template <class T, class Acc, int ROW>
 inline constexpr int short_row_gang =
     sizeof(T) <= 8 && (int)sizeof(gang_word<T>) * ROW <= 64
-            && (int)(sizeof(gang_word<T>) / sizeof(T) * sizeof(Acc)) <= 128
+            && (int)(sizeof(gang_word<T>) / sizeof(T) * sizeof(Acc)) <= 64
         ? (int)(sizeof(gang_word<T>) / sizeof(T)) : 0;
 
 /* Rows of `length` <= ROW elements whose first elements lie side by side
