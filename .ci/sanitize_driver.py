@@ -254,15 +254,19 @@ def check_axes(cupy, cudareduce, ops, rng, wrong) -> int:
     """Every operator along the axes of AXES, device input (an exact
     allocation) and NumPy's, by each method that reduces along axes (fast,
     cub) into a device result, against NumPy (integer-valued data: exact
-    answers, but float16's sums, rounded in another order; int8 and
-    float16 for the kernels of 1- and 2-byte elements, the gangs' and the
-    finishing last pass's)."""
+    answers, but a float16 mean's divide; int8 and float16 for the kernels
+    of 1- and 2-byte elements, the gangs' and the finishing last pass's).
+    float16's values are -1, 0 and 1: NumPy's float16 product of 257 of
+    -3 .. 3 overflowed to inf on the way (inf * 0 is NaN), where the
+    library's, in float32, did not (8 wrong results under memcheck and
+    racecheck, docs/recorded/axis-finish-2026-11-28-h200.txt)."""
     calls = 0
     cases = [(shape, (), axis) for shape, axis in AXES] + AXIS_VIEWS
     for shape, view, axis in cases:
         for dtype in (np.float32, np.int32, np.int8, np.float16):
             rtol = 1e-2 if dtype == np.float16 else 1e-6
-            whole = rng.integers(-3, 4, shape).astype(dtype)
+            low = -1 if dtype == np.float16 else -3
+            whole = rng.integers(low, 1 - low, shape).astype(dtype)
             host = whole[view]
             for op in ops:
                 single = isinstance(axis, tuple) and op.startswith(
