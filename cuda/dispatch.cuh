@@ -1,9 +1,10 @@
 /* dispatch.cuh: from a request to its kernels (dispatch.cu).
  *
  * cr_request_check validates a request and finds its row of
- * instances.def, once per call, and whether a cast pass comes first.  A reducer holds what one reduction needs
- * besides its input: opened once, launched any number of times (the bench
- * launches it many), its result fetched, and closed.  A zero-initialised
+ * instances.def, once per call, and whether a cast pass comes first.  A
+ * reducer holds what one reduction needs besides its input: opened once,
+ * launched any number of times (the bench launches it many), its result
+ * fetched, and closed.  A zero-initialised
  * reducer closes as a no-op, so its owner needs no "opened" flag. */
 #ifndef CUDAREDUCE_DISPATCH_CUH
 #define CUDAREDUCE_DISPATCH_CUH

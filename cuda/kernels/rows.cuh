@@ -35,8 +35,9 @@
  * rows before combining any, as one element a lane would leave the
  * memory system idle.  reduce_short_row_gangs: the same for rows of at
  * most CR_SHORT_ROW / 2 side by side, a few adjacent ones a thread, each
- * element of them in one load of 8 or 16 bytes.  An index operator's index is the
- * element's in its row, chunk * the pass's chunk + its place.
+ * element of them in one load of 8 or 16 bytes.  An index operator's
+ * index is the element's in its row, chunk * the pass's chunk + its
+ * place.
  */
 #ifndef CUDAREDUCE_ROWS_CUH
 #define CUDAREDUCE_ROWS_CUH
@@ -553,10 +554,12 @@ using gang_word = cuda::std::conditional_t<sizeof(T) == 1, uint2, uint4>;
  * array), a gang_word holding element j of each; 0 (no gangs) where
  * their elements would pass 16 registers (ROW of CR_SHORT_ROW), their
  * accumulators 16 (8 index accumulators of bytes or of 2-byte values
- * spilled 20 to 128 bytes, ptxas, sm_90), or one fills the word.  Elements of 1 and 2 bytes gang
- * too: a thread a row of 2-byte elements read (4, 2^24) along axis 0 at
- * 26% of the DRAM's peak (docs/recorded/axis-dtypes-2026-11-27-h200.txt,
- * item 6). */
+ * spilled 20 to 128 bytes, ptxas, sm_90), or one fills the word.
+ * Elements of 1 and 2 bytes gang too: a thread a row of 2-byte elements
+ * read (4, 2^24) along axis 0 at 26% of the DRAM's peak
+ * (docs/recorded/axis-dtypes-2026-11-27-h200.txt, item 6); in gangs,
+ * float16's ran 153 -> 49 us, int8's 136 -> 75
+ * (docs/recorded/axis-finish-2026-11-28-h200.txt, item 1). */
 template <class T, class Acc, int ROW>
 inline constexpr int short_row_gang =
     sizeof(T) <= 8 && (int)sizeof(gang_word<T>) * ROW <= 64
