@@ -129,6 +129,8 @@ struct axis_call {
         rows.kept_shape[0] = rows.rows;
         rows.kept_strides[0] = axis == 1 ? columns * sizeof(T) : sizeof(T);
         rows.out_strides[0] = sizeof(Acc);
+        /* operators.cuh's any_order of these sums, written out: the
+         * trees before it have no such name. */
         plan_of(cr_rows_plan_passes, &rows, sizeof(T),
                 std::is_integral_v<Acc>, &plan);
         for (int p = 0; p + 1 < plan.count && p < 2; p++) {
