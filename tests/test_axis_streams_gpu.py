@@ -20,7 +20,10 @@ waiting for the GPU.
   PyTorch's allocator (a device result needs the host for nothing),
   replayed after the input changes in place.  A call that needs the host
   is refused with CudaError (cudaErrorStreamCaptureUnsupported) before it
-  queues anything, and the capture goes on.
+  queues anything, and the capture goes on.  A replayed call has the
+  eager call's bits (normal data: sums, a float16 mean, argmax, columns,
+  nanmean, complex64, each of two passes), and NumPy's answer within a
+  float sum's bound.
 - JAX: an input that JAX's last kernel writes after a matrix product
   (milliseconds) is read only after it (a call that did not wait would
   read its memory unwritten), and the results are jax.Arrays that JAX's
@@ -37,7 +40,7 @@ import numpy as np
 import pytest
 
 import cudareduce
-from support.axis_cases import AXIS_METHODS, same_values
+from support.axis_cases import AXIS_METHODS, same_bits, same_values
 from test_inputs_gpu import SPIN_CYCLES, cupy_spin, jax_with_gpu  # noqa: F401
 from test_inputs_offline import CAI
 
@@ -246,6 +249,63 @@ def test_torch_graph_captures_results_it_allocates(torch, rng, seed_note,
         assert isinstance(value, torch.Tensor) and value.is_cuda, (
             name, type(value))
     check_replays(torch, rng, x, graph, results, f"{method} {seed_note}")
+
+
+# A graph's replay of a call along an axis gives the eager call's bits,
+# for each way a result is stored, rows and columns of two passes (what a
+# capture may plan otherwise, it may not answer otherwise).
+# (op, dtype, shape, axis)
+REPLAYED_CASES = [
+    ("sum", "float32", (4, 1 << 20), 1),     # rows; accumulators as results
+    ("mean", "float16", (3, 40_000), 1),     # finished into float16
+    ("argmax", "float32", (32, 1 << 17), 1),  # int64 indices, short chunks
+    ("sum", "int8", (1 << 20, 4), 0),        # columns of int64 sums
+    ("sum", "float32", (1 << 16, 8), 0),     # columns, a thread a lane
+    ("nanmean", "float32", (5, 9_000), 1),   # counted sums
+    ("sum", "complex64", (3, 5_000), 1),
+]
+
+
+@pytest.mark.parametrize(
+    "op, dtype, shape, axis", REPLAYED_CASES,
+    ids=[f"{op}-{dtype}-{shape[0]}x{shape[1]}-axis{axis}"
+         for op, dtype, shape, axis in REPLAYED_CASES])
+def test_a_graph_replay_has_the_eager_calls_bits(torch, rng, seed_note, op,
+                                                 dtype, shape, axis):
+    if dtype == "int8":
+        host = rng.integers(-128, 128, shape).astype(np.int8)
+    else:
+        host = rng.standard_normal(shape).astype(dtype)
+        if dtype == "complex64":
+            host = host + 1j * rng.standard_normal(shape).astype(np.float32)
+        if op == "nanmean":
+            host[:, ::7] = np.nan
+    x = torch.from_numpy(host).cuda()
+    reduce = getattr(cudareduce, op)
+    eager = reduce(x, axis=axis)
+    out = torch.empty_like(eager)
+    warmed_up(torch, lambda: reduce(x, axis=axis, out=out))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        reduce(x, axis=axis, out=out)
+    out.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    got, want = out.cpu().numpy(), eager.cpu().numpy()
+    assert same_bits(got, want), (got[:4], want[:4], seed_note)
+    if op == "argmax" or dtype == "int8":
+        numpys = getattr(np, op)(host, axis=axis)
+        assert np.array_equal(want, numpys), (want[:4], numpys[:4])
+        return
+    wide = host.astype(np.complex128 if dtype == "complex64" else np.float64)
+    numpys = getattr(np, op)(wide, axis=axis)
+    # Within a float sum's bound: the dtype's epsilon times the magnitudes
+    # summed (a mean's over its count), times a few.
+    magnitude = np.nansum(np.abs(wide), axis=axis)
+    if op.endswith("mean"):
+        magnitude = magnitude / np.sum(~np.isnan(np.abs(wide)), axis=axis)
+    bound = 16 * np.finfo(dtype).eps * magnitude
+    assert np.all(np.abs(want - numpys) <= bound), (want[:4], numpys[:4])
 
 
 # Calls along an axis that need the host, each as a user would write it.
