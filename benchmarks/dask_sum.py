@@ -1,6 +1,7 @@
-"""Dask arrays of CuPy chunks: ``cudareduce.dask.sum`` against Dask's own
-``x.sum()`` on the same chunks and against one ``cudareduce.sum`` of the
-same data held as one array on one GPU.
+"""Dask arrays of CuPy chunks (or, with ``--chunks-of numpy``, of NumPy
+chunks): ``cudareduce.dask.sum`` against Dask's own ``x.sum()`` on the
+same chunks and against one ``cudareduce.sum`` of the same data held as
+one array (on one GPU, or in host memory).
 
 On the GPU machine, from the repository root::
 
@@ -8,6 +9,8 @@ On the GPU machine, from the repository root::
     python benchmarks/dask_sum.py --gib 1 --chunks-mib 32,128 --json d.json
     python benchmarks/dask_sum.py --gib 16 --chunks-mib 128,512 \
         --schedulers cuda-cluster --workers 1,2          # two GPUs
+    python benchmarks/dask_sum.py --chunks-of numpy --gib 16 \
+        --chunks-mib 512 --schedulers cuda-cluster --workers 1,2
 
 For each chunk size and scheduler, the median wall time of ``compute()``
 (the GPU synchronised after it: a CuPy result is not waited for) over
@@ -23,7 +26,12 @@ GPU 0) and, where ``dask_cuda`` and ``distributed`` import,
 first 1, 2, ... GPUs as ``--workers`` says (one by default, ``all`` for
 every visible GPU); the chunks are made and kept on the workers.  The
 data are uniform in [0, 1), made by Dask's random module on CuPy
-(``persist``-ed before timing).
+(``persist``-ed before timing); NumPy chunks by Dask's NumPy generator
+(contiguous: ``da.ones``' chunks are broadcast views of one element,
+which a host reduction copies first), each reduced by its worker through
+its GPU's pinned ring (issue 45: a host array on several GPUs, whose
+floor ``benchmarks/host_links.py`` measures; the targets below are the
+CuPy chunks' and are not judged for NumPy's).
 
 Targets (issue "Beyond one GPU", one GPU): ``cudareduce.dask.sum`` at
 least 2x Dask's own sum at 128 MiB chunks on each scheduler, and at least
@@ -63,6 +71,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="cuda-cluster's workers (one a GPU, the first "
                              "ones), comma-separated counts, or all (1: "
                              "the one-GPU targets' setting)")
+    parser.add_argument("--chunks-of", choices=("cupy", "numpy"),
+                        default="cupy",
+                        help="the chunks' library: CuPy (device) or NumPy "
+                             "(host) arrays (cupy)")
     parser.add_argument("--json", metavar="PATH",
                         help="also write the rows as JSON")
     args = parser.parse_args(argv)
@@ -85,15 +97,17 @@ def chunk_elements(chunk_mib: int, itemsize: int = 4) -> int:
     return chunk_mib * MIB // itemsize
 
 
-def report(rows: list[dict], single_gbps: float) -> str:
+def report(rows: list[dict], single_gbps: float,
+           chunks_of: str = "cupy") -> str:
     """The table of `rows` (scheduler, workers, chunk_mib, method, seconds,
     tasks, nbytes), with the estimated split of each wall time (the GPU's
-    share: the bytes at one GPU's bandwidth, shared by the workers)."""
+    share: the bytes at one GPU's bandwidth, shared by the workers; for
+    NumPy chunks at the single host array's, through one GPU's ring)."""
     header = (f"{'scheduler':<13}{'GPUs':>5}{'chunk MiB':>10}  "
               f"{'method':<16}{'ms':>9}{'GB/s':>9}{'tasks':>7}{'GPU ms':>9}"
               f"{'rest ms':>9}{'us/task':>9}")
-    lines = [f"single array (cudareduce.sum): {single_gbps:,.1f} GB/s",
-             header]
+    lines = [f"single array (cudareduce.sum of a {chunks_of} array): "
+             f"{single_gbps:,.1f} GB/s", header]
     for row in rows:
         gpu = row["nbytes"] / (single_gbps * 1e9 * row["workers"])
         rest = max(row["seconds"] - gpu, 0.0)
@@ -158,15 +172,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = int(args.gib * (1 << 30)) // 4
     nbytes = n * 4
     sync = cupy.cuda.runtime.deviceSynchronize
-    state = da.random.RandomState(RandomState=cupy.random.RandomState)
-    whole = state.random_sample(n, chunks=n, dtype="float32").compute()
+    on_host = args.chunks_of == "numpy"
+    if on_host:
+        import numpy  # noqa: PLC0415
+        numpy_chunks = da.random.default_rng(0)
+        whole = numpy.random.default_rng(0).random(n, dtype=numpy.float32)
+
+        def made(chunks):
+            return numpy_chunks.random(n, chunks=chunks,
+                                       dtype=numpy.float32)
+    else:
+        state = da.random.RandomState(RandomState=cupy.random.RandomState)
+        whole = state.random_sample(n, chunks=n, dtype="float32").compute()
+
+        def made(chunks):
+            return state.random_sample(n, chunks=chunks, dtype="float32")
     sync()
     single, _ = median_wall_time(functools.partial(cudareduce.sum, whole),
                                  sync, args.repeats)
     del whole
     single_gbps = nbytes / single / 1e9
     print(f"{cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}, "
-          f"{n:,} float32 ({nbytes / (1 << 30):g} GiB)", flush=True)
+          f"{n:,} float32 ({nbytes / (1 << 30):g} GiB) in "
+          f"{args.chunks_of} chunks", flush=True)
 
     gpus = cupy.cuda.runtime.getDeviceCount()
     runs = [(scheduler, workers) for scheduler in args.schedulers
@@ -194,9 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = {"scheduler": "threads"} if client is None else {}
         with dask.config.set(config):
             for chunk_mib in args.chunks_mib:
-                x = state.random_sample(
-                    n, chunks=chunk_elements(chunk_mib),
-                    dtype="float32").persist()
+                x = made(chunk_elements(chunk_mib)).persist()
                 dask.compute(x.sum())      # the chunks made, and warm
                 for method, lazy in (
                         ("dask x.sum()", x.sum()),
@@ -206,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         args.repeats)
                     rows.append({
                         "scheduler": scheduler, "workers": workers,
-                        "chunk_mib": chunk_mib,
+                        "chunk_mib": chunk_mib, "chunks_of": args.chunks_of,
                         "method": method, "seconds": seconds,
                         # the graph's keys less the persisted blocks'
                         "tasks": len(dict(lazy.__dask_graph__()))
@@ -218,13 +244,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             client.close()
             cluster.close()
     bar.close()
-    print(report(rows, single_gbps))
-    verdicts = targets(rows, single_gbps)
+    print(report(rows, single_gbps, args.chunks_of))
+    verdicts = [] if on_host else targets(rows, single_gbps)
     for text, met in verdicts:
         print(f"{'met' if met else 'MISSED'}: {text}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as file:
-            json.dump({"single_gbps": single_gbps, "rows": rows}, file,
+            json.dump({"single_gbps": single_gbps,
+                       "chunks_of": args.chunks_of, "rows": rows}, file,
                       indent=1)
     return 0 if all(met for _, met in verdicts) else 1
 

@@ -26,8 +26,21 @@ def row(scheduler, chunk_mib, method, seconds, tasks=10, workers=1):
 
 def test_defaults_are_the_issues_sweep():
     args = dask_sum.parse_args([])
-    assert (args.gib, args.chunks_mib, args.schedulers, args.workers) == (
-        8.0, [32, 128, 512], ["threads", "cuda-cluster"], [1])
+    assert (args.gib, args.chunks_mib, args.schedulers, args.workers,
+            args.chunks_of) == (8.0, [32, 128, 512],
+                                ["threads", "cuda-cluster"], [1], "cupy")
+
+
+def test_chunks_are_cupy_or_numpy_arrays():
+    assert dask_sum.parse_args(["--chunks-of", "numpy"]).chunks_of == "numpy"
+    with pytest.raises(SystemExit) as info:
+        dask_sum.parse_args(["--chunks-of", "torch"])
+    assert info.value.code == 2
+    # The table says which single array its split of the time is from.
+    for kind in ("cupy", "numpy"):
+        first = dask_sum.report([], SINGLE_GBPS, kind).splitlines()[0]
+        assert first == (f"single array (cudareduce.sum of a {kind} "
+                         f"array): 3,000.0 GB/s")
 
 
 def test_workers_are_counts_or_all():
