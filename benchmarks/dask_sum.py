@@ -232,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         args.repeats)
                     rows.append({
                         "scheduler": scheduler, "workers": workers,
-                        "chunk_mib": chunk_mib, "chunks_of": args.chunks_of,
+                        "chunk_mib": chunk_mib,
                         "method": method, "seconds": seconds,
                         # the graph's keys less the persisted blocks'
                         "tasks": len(dict(lazy.__dask_graph__()))

@@ -293,6 +293,7 @@ def test_a_graph_replay_has_the_eager_calls_bits(torch, rng, seed_note, op,
     torch.cuda.synchronize()
     got, want = out.cpu().numpy(), eager.cpu().numpy()
     assert same_bits(got, want), (got[:4], want[:4], seed_note)
+    assert want.dtype == getattr(np, op)(host, axis=axis).dtype, want.dtype
     if op == "argmax" or dtype == "int8":
         numpys = getattr(np, op)(host, axis=axis)
         assert np.array_equal(want, numpys), (want[:4], numpys[:4])
