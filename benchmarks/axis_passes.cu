@@ -43,37 +43,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "cudareduce_timing.h"
+#include "harness_errors.h"
 #include "runners.cuh"
-
-#define CHECK_CUDA(call)                                                  \
-    do {                                                                  \
-        cudaError_t e_ = (call);                                          \
-        if (e_ != cudaSuccess) {                                          \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,            \
-                    cudaGetErrorString(e_));                              \
-            exit(1);                                                      \
-        }                                                                 \
-    } while (0)
-
-/* device.cu's, which this file does not link: a CUDA error in a pass
- * ends the run. */
-cr_status cr_record_cuda_error(cudaError_t code, const char *call,
-                               cr_error *error)
-{
-    (void)error;
-    fprintf(stderr, "%s: %s\n", call, cudaGetErrorString(code));
-    exit(1);
-}
-
-/* Ends the run where the stream holder fails (it gave up waiting). */
-static void check_hold(cr_status status, const cr_error &error)
-{
-    if (status != CR_OK) {
-        fprintf(stderr, "stream holder: %s\n", error.message);
-        exit(1);
-    }
-}
 
 template <class F>
 static void plan_of(F passes, const cr_rows *rows, size_t item,

@@ -1,5 +1,6 @@
 /* exact_sum.cu: exact sums on the device (exact_sum.cuh): the state of
- * a call, and the grid of kernels/exact.cuh's kernel. */
+ * a call, the grid of kernels/exact.cuh's adding kernel, and its
+ * rounding. */
 #include "check.cuh"
 #include "device.cuh"
 #include "exact_sum.cuh"
@@ -103,8 +104,7 @@ rounding_of(const cr_exact_sum *s, const cr_request *request)
  * CR_EXACT_BLOCK_ELEMENTS (kernels/exact.cuh: its limbs' bound). */
 template <class T, bool SKIP_NAN>
 static cr_status
-launch_add(cr_exact_sum *s, const void *in, int64_t n,
-           const cr_exact_rounding &rounding, cudaStream_t stream,
+launch_add(cr_exact_sum *s, const void *in, int64_t n, cudaStream_t stream,
            cr_error *error)
 {
     cr_status status = CR_OK;
@@ -125,7 +125,7 @@ launch_add(cr_exact_sum *s, const void *in, int64_t n,
     exact_sum_kernel<T, SKIP_NAN><<<(unsigned)blocks, CR_EXACT_THREADS, 0,
                                     stream>>>(
         static_cast<const T *>(in), n,
-        static_cast<cr_exact_state *>(s->scratch), rounding);
+        static_cast<cr_exact_state *>(s->scratch));
     CR_CHECK(cudaGetLastError());
 done:
     return status;
@@ -134,12 +134,30 @@ done:
 template <class T>
 static cr_status
 launch_add_of(cr_exact_sum *s, const void *in, int64_t n, int skip_nan,
-              const cr_exact_rounding &rounding, cudaStream_t stream,
-              cr_error *error)
+              cudaStream_t stream, cr_error *error)
 {
-    return skip_nan
-        ? launch_add<T, true>(s, in, n, rounding, stream, error)
-        : launch_add<T, false>(s, in, n, rounding, stream, error);
+    return skip_nan ? launch_add<T, true>(s, in, n, stream, error)
+                    : launch_add<T, false>(s, in, n, stream, error);
+}
+
+static cr_status
+launch_add_typed(cr_exact_sum *s, const void *in, int64_t n, cr_type type,
+                 int skip_nan, cudaStream_t stream, cr_error *error)
+{
+    switch (type) {
+    case CR_TYPE_FLOAT16:
+        return launch_add_of<__half>(s, in, n, skip_nan, stream, error);
+    case CR_TYPE_BFLOAT16:
+        return launch_add_of<__nv_bfloat16>(s, in, n, skip_nan, stream,
+                                            error);
+    case CR_TYPE_FLOAT32:
+        return launch_add_of<float>(s, in, n, skip_nan, stream, error);
+    case CR_TYPE_FLOAT64:
+        return launch_add_of<double>(s, in, n, skip_nan, stream, error);
+    default:
+        return cr_fail(error, CR_ERR_INVALID, "an exact sum of elements "
+                       "other than float16, bfloat16, float32 or float64");
+    }
 }
 
 cr_status
@@ -147,28 +165,17 @@ cr_exact_add(cr_exact_sum *s, const cr_request *request, const void *in,
              int64_t n, cr_type type, int last, cudaStream_t stream,
              cr_error *error)
 {
-    const int skip_nan = cr_op_skips_nan(request->op);
-    cr_exact_rounding rounding = {};
-    if (last) {
-        rounding = rounding_of(s, request);
+    cr_status status = launch_add_typed(s, in, n, type,
+                                        cr_op_skips_nan(request->op), stream,
+                                        error);
+    if (status != CR_OK || !last) {
+        goto done;
     }
-    switch (type) {
-    case CR_TYPE_FLOAT16:
-        return launch_add_of<__half>(s, in, n, skip_nan, rounding, stream,
-                                     error);
-    case CR_TYPE_BFLOAT16:
-        return launch_add_of<__nv_bfloat16>(s, in, n, skip_nan, rounding,
-                                            stream, error);
-    case CR_TYPE_FLOAT32:
-        return launch_add_of<float>(s, in, n, skip_nan, rounding, stream,
-                                    error);
-    case CR_TYPE_FLOAT64:
-        return launch_add_of<double>(s, in, n, skip_nan, rounding, stream,
-                                     error);
-    default:
-        return cr_fail(error, CR_ERR_INVALID, "an exact sum of elements "
-                       "other than float16, bfloat16, float32 or float64");
-    }
+    exact_round_kernel<<<1, 32, 0, stream>>>(
+        static_cast<cr_exact_state *>(s->scratch), rounding_of(s, request));
+    CR_CHECK(cudaGetLastError());
+done:
+    return status;
 }
 
 cr_status

@@ -1,6 +1,7 @@
 /* exact_sum.cuh: exact sums on the device (exact_sum.cu; issue 44,
  * docs/exact.md): the sum of every element added, exactly, into one
- * state of the call, and rounded once by the last launch's last block.
+ * state of the call, and rounded once by a launch of its own after the
+ * last addition.
  * Opened once a call, added to once for device data or once a chunk for
  * host data, finished, closed.  A zero-initialised one closes as a
  * no-op. */

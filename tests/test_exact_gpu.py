@@ -315,8 +315,8 @@ def test_out_and_cuda_graphs(rng, cupy, torch):
     assert bits_of(graph_out.cpu().numpy(), "float32") == expected
 
 
-# The state a call adds into is kept between calls, and the last block of
-# each call's last launch leaves it zero for the next (exact_sum.cu,
+# The state a call adds into is kept between calls, and each call's
+# rounding kernel leaves it zero for the next (exact_sum.cu,
 # memory/exact_states.cuh): no call may see any of another's sum, NaNs,
 # infinities or count, whether it follows on the same stream unwaited,
 # runs on another stream at once, follows a call that failed half way,

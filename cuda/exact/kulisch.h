@@ -46,18 +46,6 @@
 /* Bit 0 of the accumulator weighs 2^-CR_KULISCH_SCALE. */
 #define CR_KULISCH_SCALE 1074
 
-/* Before a loop over every limb that the GPU's rounding runs (in
- * exact_sum_kernel's last block, kernels/exact.cuh): unrolled by 4 there.
- * Unrolled whole, a copy or a negation of the accumulator kept its 68
- * limbs in registers, and inside that kernel's launch bounds (64
- * registers) the rounding spilled up to 760 bytes (ptxas, sm_90, nvcc
- * 13.0); by 4, nothing. */
-#ifdef __CUDA_ARCH__
-#define CR_KULISCH_EVERY_LIMB _Pragma("unroll 4")
-#else
-#define CR_KULISCH_EVERY_LIMB
-#endif
-
 /* A sum of 2^62 doubles is below 2^(1024 + 62): its bits and a sign. */
 typedef char cr_kulisch_fits[32 * CR_KULISCH_LIMBS
                              >= CR_KULISCH_SCALE + 1024 + 62 + 1 ? 1 : -1];
@@ -103,16 +91,6 @@ cr_exact_infinity(cr_exact_format format)
 {
     const int w = cr_exact_exponent_bits(format);
     return (uint64_t)((1 << w) - 1) << (cr_exact_precision(format) - 1);
-}
-
-/* *to = *from, a limb at a time (a struct's copy is unrolled whole). */
-CR_HD static inline void
-cr_kulisch_copy(cr_kulisch *to, const cr_kulisch *from)
-{
-    CR_KULISCH_EVERY_LIMB
-    for (int i = 0; i < CR_KULISCH_LIMBS; i++) {
-        to->limb[i] = from->limb[i];
-    }
 }
 
 CR_HD static inline void
@@ -223,7 +201,6 @@ cr_kulisch_is_zero(const cr_kulisch *acc)
 CR_HD static inline void
 cr_kulisch_negate(cr_kulisch *acc)
 {
-    CR_KULISCH_EVERY_LIMB
     for (int i = 0; i < CR_KULISCH_LIMBS; i++) {
         acc->limb[i] = ~acc->limb[i];
     }
@@ -330,8 +307,7 @@ cr_kulisch_round(const cr_kulisch *acc, cr_exact_format format,
                  int *overflow)
 {
     const int negative = (int)(acc->limb[CR_KULISCH_LIMBS - 1] >> 31);
-    cr_kulisch m;
-    cr_kulisch_copy(&m, acc);
+    cr_kulisch m = *acc;
     if (negative) {
         cr_kulisch_negate(&m);
     }
@@ -370,8 +346,7 @@ cr_kulisch_round_quotient(const cr_kulisch *acc, uint64_t count,
                           cr_exact_format format, int *overflow)
 {
     const int negative = (int)(acc->limb[CR_KULISCH_LIMBS - 1] >> 31);
-    cr_kulisch m;
-    cr_kulisch_copy(&m, acc);
+    cr_kulisch m = *acc;
     if (negative) {
         cr_kulisch_negate(&m);
     }

@@ -1,8 +1,9 @@
 /* exact.cuh: the kernels of exact sums (issue 44; docs/exact.md): each
  * thread sums its elements into a window (exact/window.h), the windows
  * are flushed into the block's limbs in shared memory, the blocks' limbs
- * into the call's limbs in global memory, and one thread of the last
- * block rounds the call's limbs once (exact/kulisch.h).
+ * into the call's limbs in global memory, and one thread rounds the
+ * call's limbs once (exact/kulisch.h), in a launch of its own that
+ * leaves them zero for the next call.
  *
  * The limbs are carry-save: CR_KULISCH_LIMBS 64-bit integers whose value
  * is sum_k limb[k] 2^(32 k) in units of the exact accumulator's bit 0, so
@@ -32,6 +33,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "exact/state.h"
 #include "exact/window.h"
 #include "tuning.h"
 
@@ -42,27 +44,11 @@
 #define CR_EXACT_POS_INF 2u
 #define CR_EXACT_NEG_INF 4u
 
-/* The call's state in global memory: zero before its first launch, and
- * left zero by its last (exact_sum_kernel's last block). */
-typedef struct {
-    unsigned long long limb[CR_KULISCH_LIMBS];
-    unsigned int specials;
-    unsigned int ticket;            /* blocks of the last launch done */
-    unsigned long long nans;        /* NaNs seen (nanmean's count) */
-} cr_exact_state;
-
-/* A call's scratch: its state, then its result for the host (nanmean's
- * count, then the value). */
-#define CR_EXACT_STATE_BYTES ((sizeof(cr_exact_state) + 15) / 16 * 16)
-#define CR_EXACT_SCRATCH_BYTES (CR_EXACT_STATE_BYTES + 2 * sizeof(int64_t))
-
 /* How the call's sum is rounded, and where it goes: the exact sum of its
  * n elements rounded once to `format`, or with `divide` the sum over
  * their count (n less the NaNs skipped) rounded once (a count of 0 gives
  * NaN, as numpy.nanmean of nothing); its bits (2, 4 or 8 bytes) at
- * `value`, and the count, as an int64, at `count` where not NULL.  A
- * launch given a NULL `value` adds only (a host array's chunks but the
- * last). */
+ * `value`, and the count, as an int64, at `count` where not NULL. */
 typedef struct {
     cr_exact_format format;
     int divide;
@@ -384,13 +370,11 @@ limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
     }
 }
 
-/* The call's limbs, normalized, as an exact accumulator (unrolled by 4
- * as kulisch.h's CR_KULISCH_EVERY_LIMB says why). */
+/* The call's limbs, normalized, as an exact accumulator. */
 __device__ __forceinline__ void
 limbs_to_kulisch(const unsigned long long *limbs, cr_kulisch *acc)
 {
     long long carry = 0;
-#pragma unroll 4
     for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
         const long long t = (long long)limbs[k] + carry;
         acc->limb[k] = (uint32_t)t;
@@ -437,46 +421,6 @@ exact_round(const unsigned long long *limbs, unsigned int seen,
     }
 }
 
-/* The launch's last block to add its limbs (by a ticket taken after
- * them, as fast.cuh's last block) rounds the call's sum, and leaves the
- * state zero for the next call: each limb, the specials and the NaNs
- * read and zeroed at once (atomicExch), the ticket cleared.  In place of
- * a rounding launch of its own after the adding one and the memset of
- * the state before it: 3.29 and 0.87 us a call on an H200
- * (docs/recorded/exact-parts-2026-11-28-h200.txt).  `limbs`: the block's
- * shared limbs, added to the call's already, which hold the call's.
- * Called by the block's first warp, the one that added to the state. */
-__device__ __forceinline__ void
-finish_if_last(cr_exact_state *state, unsigned long long *limbs,
-               const cr_exact_rounding &rounding)
-{
-    const int lane = (int)(threadIdx.x % 32);
-    unsigned int last = 0;
-    /* Every lane's atomics to the state before the ticket (its fence,
-     * then the barrier), and the last block's reads after every other
-     * block's ticket (lane 0's fence, then the barrier). */
-    __threadfence();
-    __syncwarp();
-    if (lane == 0) {
-        last = atomicAdd(&state->ticket, 1u) == gridDim.x - 1;
-        __threadfence();
-    }
-    if (!__shfl_sync(0xffffffffu, last, 0)) {
-        return;
-    }
-    __syncwarp();
-    for (int k = lane; k < CR_KULISCH_LIMBS; k += 32) {
-        limbs[k] = atomicExch(&state->limb[k], 0ull);
-    }
-    __syncwarp();
-    if (lane == 0) {
-        const unsigned int seen = atomicExch(&state->specials, 0u);
-        const unsigned long long nans = atomicExch(&state->nans, 0ull);
-        state->ticket = 0;
-        exact_round(limbs, seen, nans, rounding);
-    }
-}
-
 /* Adds the n elements at `in` (of T; NaNs skipped where SKIP_NAN, and
  * counted) to the call's state.  A thread reads 16 bytes at a time of the
  * part of `in` that starts at a 16-byte boundary, grid-strided, in rounds
@@ -486,7 +430,7 @@ finish_if_last(cr_exact_state *state, unsigned long long *limbs,
 template <class T, bool SKIP_NAN>
 __global__ void __launch_bounds__(CR_EXACT_THREADS, CR_EXACT_BLOCKS_PER_SM)
 exact_sum_kernel(const T *__restrict__ in, int64_t n,
-                 cr_exact_state *state, cr_exact_rounding rounding)
+                 cr_exact_state *state)
 {
     using traits = exact_traits<T>;
     using W = typename traits::window;
@@ -611,9 +555,32 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
         if (SKIP_NAN && threadIdx.x == 0 && block_nans) {
             atomicAdd(&state->nans, block_nans);
         }
-        if (rounding.value != NULL) {
-            finish_if_last(state, limbs, rounding);
-        }
+    }
+}
+
+/* exact_round, after the launches that added the call's elements, by a
+ * warp: its lanes copy the state into shared memory, 68 limbs at once,
+ * and zero it for the next call (memory/exact_states.cuh keeps it), then
+ * lane 0 rounds from there.  In the adding kernel's last block instead
+ * (a ticket, the state read and zeroed by atomicExch), the rounding's
+ * code made every call's adding 1.4x slower at float64 2^28, though
+ * the adding loop's instructions and their addresses were unchanged and
+ * no block ran it (docs/recorded/exact-launch-2026-11-28-h200.txt). */
+__global__ void __launch_bounds__(32)
+exact_round_kernel(cr_exact_state *state, cr_exact_rounding rounding)
+{
+    __shared__ unsigned long long limbs[CR_KULISCH_LIMBS];
+    for (int k = (int)threadIdx.x; k < CR_KULISCH_LIMBS; k += 32) {
+        limbs[k] = state->limb[k];
+        state->limb[k] = 0;
+    }
+    __syncwarp();
+    if (threadIdx.x == 0) {
+        const unsigned int seen = state->specials;
+        const unsigned long long nans = state->nans;
+        state->specials = 0;
+        state->nans = 0;
+        exact_round(limbs, seen, nans, rounding);
     }
 }
 

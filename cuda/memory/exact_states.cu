@@ -1,7 +1,7 @@
 /* exact_states.cu: the kept states of exact sums (exact_states.cuh). */
 #include <cstdlib>
 
-#include "kernels/exact.cuh"
+#include "exact/state.h"
 #include "memory/exact_states.cuh"
 
 void

@@ -1,7 +1,6 @@
 /* exact_states.cuh: exact sums' states (kernels/exact.cuh), kept between
- * calls, so that a call neither allocates nor zeroes one: the adding
- * kernel's last block leaves the state zero for the next call
- * (exact_sum.cu).
+ * calls, so that a call neither allocates nor zeroes one: the rounding
+ * kernel leaves the state zero for the next call (exact_sum.cu).
  *
  * A state is the next call's once this one's use of it is over on the
  * GPU, whatever stream either runs on: the call that checks one out makes
@@ -26,7 +25,7 @@
 typedef struct cr_exact_kept {
     struct cr_exact_kept *next;
     int device;
-    void *scratch;      /* CR_EXACT_SCRATCH_BYTES (kernels/exact.cuh) */
+    void *scratch;      /* CR_EXACT_SCRATCH_BYTES (exact/state.h) */
     cudaEvent_t released;
     cudaStream_t stream;
 } cr_exact_kept;

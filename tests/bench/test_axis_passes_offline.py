@@ -5,21 +5,12 @@ units that it no longer follows fails here, not in the device call that
 was to bisect with it."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
+from support.c_build import nvcc
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _nvcc() -> str:
-    """The toolkit's nvcc, found as setup.py finds it."""
-    home = os.environ.get("CUDA_HOME")
-    found = (str(Path(home) / "bin" / "nvcc") if home
-             else shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
-    assert Path(found).exists(), f"no nvcc at {found} (CI has the toolkit)"
-    return found
 
 
 def test_axis_passes_builds_against_this_tree(tmp_path):
@@ -30,12 +21,12 @@ def test_axis_passes_builds_against_this_tree(tmp_path):
     units = [tmp_path / f"sums{k}.o" for k in (1, 2)]
     for k, unit in zip((1, 2), units):
         built = subprocess.run(
-            [_nvcc(), *flags, f"-DCR_UNIT={k}", "-c",
+            [nvcc(), *flags, f"-DCR_UNIT={k}", "-c",
              str(cuda / "instances" / "instances.cu"), "-o", str(unit)],
             capture_output=True, text=True, timeout=900)
         assert built.returncode == 0, built.stderr[-4000:]
     linked = subprocess.run(
-        [_nvcc(), *flags, "-o", str(tmp_path / "axis_passes"),
+        [nvcc(), *flags, "-o", str(tmp_path / "axis_passes"),
          str(REPO / "benchmarks" / "axis_passes.cu"), *map(str, units),
          *(str(cuda / name) for name in ("rows_plan.c", "facts.c",
                                          "fail.c",

@@ -1,9 +1,11 @@
-"""The C compiler for the tests that build C helpers (tests/support/c/)."""
+"""The compilers of the tests that build C helpers (tests/support/c/) and
+the CUDA harnesses of benchmarks/."""
 from __future__ import annotations
 
 import os
 import shutil
 import sysconfig
+from pathlib import Path
 
 import pytest
 
@@ -15,3 +17,12 @@ def c_compiler() -> str:
         if name and shutil.which(name):
             return name
     pytest.fail("no C compiler found (the extension's build needs one too)")
+
+
+def nvcc() -> str:
+    """The toolkit's nvcc, found as setup.py finds it."""
+    home = os.environ.get("CUDA_HOME")
+    found = (str(Path(home) / "bin" / "nvcc") if home
+             else shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    assert Path(found).exists(), f"no nvcc at {found} (CI has the toolkit)"
+    return found
