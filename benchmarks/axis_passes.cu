@@ -14,10 +14,13 @@
  *      -gencode=arch=compute_90,code=sm_90 -I$T/cuda -I$T/cuda/include"
  *   nvcc $F -DCR_UNIT=1 -c $T/cuda/instances/instances.cu -o sums1.o
  *   nvcc $F -DCR_UNIT=2 -c $T/cuda/instances/instances.cu -o sums2.o
+ *   nvcc $F -DCR_UNIT=10 -c $T/cuda/instances/instances.cu -o argmax.o
  *   nvcc $F -o axis_passes benchmarks/axis_passes.cu sums1.o sums2.o
+ *     argmax.o
  *     $T/cuda/rows_plan.c $T/cuda/facts.c $T/cuda/fail.c
  *     $T/cuda/bench/stream_hold.cu
- * Run: ./axis_passes [label [dtype rows columns axis]] (the second form
+ * Run: ./axis_passes [label [dtype rows columns axis]] (dtype int8,
+ * float16, float32 or argmax, whose elements are float32; the second form
  * runs that case alone, for a profiler: its first launches are the
  * untimed call's passes); a line a case: the median of back-to-back
  * calls (a batch queued behind the bench's stream holder,
@@ -28,7 +31,12 @@
  * The trees since the harness differ in cr_rows_plan_passes' arguments
  * (+ whether any order of combining gives the same bits: the integer
  * sums') and run_rows' (+ the last pass's finish); plan_of and run_pass
- * take each.
+ * take each.  A tree whose plan has dependent_launches launches its later
+ * passes as programmatic dependents of the pass before, as the library
+ * does on compute capability 9.0 and later, unless AXIS_PASSES_DEPENDENT
+ * is 0 in the environment (the same kernels launched the ordinary way).
+ * Beside the sums, float32 argmax over (32, 2^17) along axis 1, the
+ * --axis bench's index case (instances.def's CR_UNIT_ARGMAX, 10).
  */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -57,6 +65,19 @@ static void plan_of(F passes, const cr_rows *rows, size_t item,
     else {
         passes(rows, item, any_order, plan);
     }
+}
+
+/* Sets the plan's dependent_launches where the tree has the field. */
+template <class P>
+static auto set_dependent(P &plan, int dependent, int)
+    -> decltype(plan.dependent_launches = dependent, void())
+{
+    plan.dependent_launches = dependent;
+}
+
+template <class P>
+static void set_dependent(P &, int, long)
+{
 }
 
 /* A pass by run_rows, writing accumulators: the trees from the last
@@ -100,10 +121,13 @@ struct axis_call {
         rows.kept_shape[0] = rows.rows;
         rows.kept_strides[0] = axis == 1 ? columns * sizeof(T) : sizeof(T);
         rows.out_strides[0] = sizeof(Acc);
-        /* operators.cuh's any_order of these sums, written out: the
-         * trees before it have no such name. */
+        /* operators.cuh's any_order of these operators, written out:
+         * the trees before it have no such name. */
         plan_of(cr_rows_plan_passes, &rows, sizeof(T),
-                std::is_integral_v<Acc>, &plan);
+                std::is_integral_v<Acc> || is_indexed<Acc>::value, &plan);
+        const char *dependent = getenv("AXIS_PASSES_DEPENDENT");
+        set_dependent(plan, dependent == nullptr || atoi(dependent) != 0,
+                      0);
         for (int p = 0; p + 1 < plan.count && p < 2; p++) {
             CHECK_CUDA(cudaMalloc(&partials[p], rows.rows
                                   * plan.pass[p].chunks * sizeof(Acc)));
@@ -179,17 +203,34 @@ static const char *checked(axis_call<T, Acc, Op> &call, const T *device,
     std::vector<Acc> got(call.rows.rows);
     CHECK_CUDA(cudaMemcpy(got.data(), call.out, got.size() * sizeof(Acc),
                           cudaMemcpyDeviceToHost));
-    for (int64_t r = 0; r < call.rows.rows; r++) {
-        double sum = 0;
-        for (int64_t k = 0; k < call.rows.length; k++) {
-            sum += host_value(axis == 1 ? h[r * columns + k]
-                                        : h[k * columns + r]);
+    if constexpr (is_indexed<Acc>::value) {
+        /* argmax: the first index of the row's largest element */
+        for (int64_t r = 0; r < call.rows.rows; r++) {
+            int64_t best = 0;
+            for (int64_t k = 1; k < call.rows.length; k++) {
+                if (h[r * columns + k] > h[r * columns + best]) {
+                    best = k;
+                }
+            }
+            if (axis != 1 || got[r].index != best) {
+                return "WRONG";
+            }
         }
-        const double value = std::is_integral_v<Acc>
-                             ? (double)(int64_t)got[r] : (double)got[r];
-        if (std::fabs(value - sum) > (std::is_integral_v<Acc> ? 0.0
-                                      : 1e-3 * std::fabs(sum) + 1e-3)) {
-            return "WRONG";
+    }
+    else {
+        for (int64_t r = 0; r < call.rows.rows; r++) {
+            double sum = 0;
+            for (int64_t k = 0; k < call.rows.length; k++) {
+                sum += host_value(axis == 1 ? h[r * columns + k]
+                                            : h[k * columns + r]);
+            }
+            const double value = std::is_integral_v<Acc>
+                                 ? (double)(int64_t)got[r] : (double)got[r];
+            if (std::fabs(value - sum)
+                > (std::is_integral_v<Acc> ? 0.0
+                                           : 1e-3 * std::fabs(sum) + 1e-3)) {
+                return "WRONG";
+            }
         }
     }
     return "ok";
@@ -285,18 +326,20 @@ int main(int argc, char **argv)
         {1 << 16, 1 << 10, 1}, {1 << 16, 1 << 10, 0},
         {1 << 10, 1 << 16, 1}, {1 << 10, 1 << 16, 0},
     };
+    const shape argmax_shape = {32, 1 << 17, 1};
     auto wanted = [&](const char *dtype, const shape &s) {
         return !one || (strcmp(argv[2], dtype) == 0
                         && atoll(argv[3]) == s.rows
                         && atoll(argv[4]) == s.columns
                         && atoi(argv[5]) == s.axis);
     };
-    if (one && std::none_of(std::begin(shapes), std::end(shapes),
-                            [&](const shape &s) {
-                                return wanted("int8", s)
-                                       || wanted("float16", s)
-                                       || wanted("float32", s);
-                            })) {
+    if (one && !wanted("argmax", argmax_shape)
+        && std::none_of(std::begin(shapes), std::end(shapes),
+                        [&](const shape &s) {
+                            return wanted("int8", s)
+                                   || wanted("float16", s)
+                                   || wanted("float32", s);
+                        })) {
         fprintf(stderr, "no case is %s (%s, %s) along axis %s\n", argv[2],
                 argv[3], argv[4], argv[5]);
         return 2;
@@ -320,6 +363,11 @@ int main(int argc, char **argv)
             time_case<float, float, SumOp<float>>(
                 label, "float32", s.rows, s.columns, s.axis, stream, hold);
         }
+    }
+    if (wanted("argmax", argmax_shape)) {
+        time_case<float, indexed<float>, ArgMaxOp<float>>(
+            label, "argmax", argmax_shape.rows, argmax_shape.columns,
+            argmax_shape.axis, stream, hold);
     }
     cr_stream_hold_destroy(hold);
     CHECK_CUDA(cudaStreamDestroy(stream));

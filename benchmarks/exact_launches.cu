@@ -14,7 +14,11 @@
  *   2  the adding kernel, whose last block rounds and zeroes the state
  *      (3f84ed4);
  *   3  the adding kernel, then the rounding kernel, which zeroes the
- *      state (this tree).
+ *      state (this tree where the device has no programmatic dependent
+ *      launch);
+ *   4  the same, the rounding launched as the adding kernel's
+ *      programmatic dependent (dependent_launch.cuh: this tree on
+ *      compute capability 9.0 and later).
  *   F="-O3 -std=c++17 --expt-relaxed-constexpr -lineinfo
  *      -gencode=arch=compute_90,code=sm_90"
  *   nvcc $F -I$T/cuda -I$T/cuda/include -DTREE=now -DLAUNCHES=3
@@ -41,6 +45,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <utility>
 
 namespace TREE {
 #include "kernels/exact.cuh"
@@ -75,7 +81,12 @@ queue_call(const void *in, long long n, void *state, void *out, int sm_count,
     exact_sum_kernel<T, false><<<(unsigned)blocks, CR_EXACT_THREADS, 0,
                                  stream>>>(data, n, held);
     if (round) {
+#if LAUNCHES == 4
+        launch_kernel(true, exact_round_kernel, dim3(1), dim3(32), 0, stream,
+                      held, rounding);
+#else
         exact_round_kernel<<<1, 32, 0, stream>>>(held, rounding);
+#endif
     }
 #endif
 }

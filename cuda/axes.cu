@@ -9,6 +9,7 @@
 
 #include "axes.cuh"
 #include "check.cuh"
+#include "device.cuh"
 #include "gather.cuh"
 #include "host/host_path.cuh"
 #include "memory/pool.cuh"
@@ -295,6 +296,8 @@ cr_reduce_rows(const cr_request *request, const cr_route *route,
     if (!by_cub) {
         cr_rows_plan_passes(&source, staged,
                             cr_rows_any_order(route->entry), &plan);
+        status = cr_current_dependent_launches(&plan.dependent_launches,
+                                               error);
     }
     /* Pass p writes partials[p % 2], pass p + 2's no more than p's. */
     for (int p = 0; p + 1 < plan.count && p < 2 && status == CR_OK; p++) {

@@ -8,13 +8,11 @@
 #include "check.cuh"
 #include "device.cuh"
 
-/* Each device's SM count once asked, 0 before; callers racing on the
- * first ask store the same count. */
+/* Each device's SM count and compute capability's major once asked, 0
+ * before; callers racing on the first ask store the same value. */
 static std::atomic<int> sm_counts[CR_MAX_DEVICES];
+static std::atomic<int> majors[CR_MAX_DEVICES];
 
-/* What is true when the runtime reports an insufficient driver: either
- * there is no driver at all (cudaDriverGetVersion gives 0; the runtime
- * still says "insufficient") or it is older than this build's runtime. */
 static void
 describe_driver(cudaError_t code, const char *call, cr_error *error)
 {
@@ -60,23 +58,40 @@ cr_record_cuda_error(cudaError_t code, const char *call, cr_error *error)
     }
 }
 
-cr_status
-cr_current_sm_count(int *sm_count, cr_error *error)
+/* The current device's `attribute`, kept in `kept` once asked. */
+static cr_status
+current_attribute(std::atomic<int> *kept, cudaDeviceAttr attribute,
+                  int *value, cr_error *error)
 {
     cr_status status = CR_OK;
     int device = 0;
     CR_CHECK(cudaGetDevice(&device));
-    *sm_count = device < CR_MAX_DEVICES
-        ? sm_counts[device].load(std::memory_order_relaxed) : 0;
-    if (*sm_count == 0) {
-        CR_CHECK(cudaDeviceGetAttribute(sm_count,
-                                        cudaDevAttrMultiProcessorCount,
-                                        device));
+    *value = device < CR_MAX_DEVICES
+        ? kept[device].load(std::memory_order_relaxed) : 0;
+    if (*value == 0) {
+        CR_CHECK(cudaDeviceGetAttribute(value, attribute, device));
         if (device < CR_MAX_DEVICES) {
-            sm_counts[device].store(*sm_count, std::memory_order_relaxed);
+            kept[device].store(*value, std::memory_order_relaxed);
         }
     }
 done:
+    return status;
+}
+
+cr_status
+cr_current_sm_count(int *sm_count, cr_error *error)
+{
+    return current_attribute(sm_counts, cudaDevAttrMultiProcessorCount,
+                             sm_count, error);
+}
+
+cr_status
+cr_current_dependent_launches(int *allowed, cr_error *error)
+{
+    int major = 0;
+    const cr_status status = current_attribute(
+        majors, cudaDevAttrComputeCapabilityMajor, &major, error);
+    *allowed = status == CR_OK && major >= 9;
     return status;
 }
 

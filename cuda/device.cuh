@@ -6,12 +6,18 @@
 #include "cudareduce.h"
 
 /* Devices a process may have: the per-device state kept beyond (memory
- * pools) is a CR_ERR_INVALID, and SM counts are asked again each time. */
+ * pools) is a CR_ERR_INVALID, and the device's attributes are asked again
+ * each time. */
 #define CR_MAX_DEVICES 64
 
 /* The current device's SM count, which sizes the grids: asked of CUDA
  * once per device (it never changes), as a small call plans its grid on
  * every call. */
 cr_status cr_current_sm_count(int *sm_count, cr_error *error);
+
+/* Whether the current device launches kernels as programmatic dependents
+ * of the one before them (dependent_launch.cuh): compute capability 9.0
+ * on; asked of CUDA once per device. */
+cr_status cr_current_dependent_launches(int *allowed, cr_error *error);
 
 #endif /* CUDAREDUCE_DEVICE_CUH */

@@ -165,14 +165,20 @@ cr_exact_add(cr_exact_sum *s, const cr_request *request, const void *in,
              int64_t n, cr_type type, int last, cudaStream_t stream,
              cr_error *error)
 {
+    int dependent = 0;
     cr_status status = launch_add_typed(s, in, n, type,
                                         cr_op_skips_nan(request->op), stream,
                                         error);
+    if (status == CR_OK && last) {
+        status = cr_current_dependent_launches(&dependent, error);
+    }
     if (status != CR_OK || !last) {
         goto done;
     }
-    exact_round_kernel<<<1, 32, 0, stream>>>(
-        static_cast<cr_exact_state *>(s->scratch), rounding_of(s, request));
+    CR_CHECK(launch_kernel(dependent, exact_round_kernel, dim3(1), dim3(32),
+                           0, stream,
+                           static_cast<cr_exact_state *>(s->scratch),
+                           rounding_of(s, request)));
     CR_CHECK(cudaGetLastError());
 done:
     return status;

@@ -120,9 +120,16 @@ use_columns(const cr_rows *rows, size_t item_size)
     return 0;
 }
 
+static int64_t
+ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
 /* The kernel of pass 0 (`first`) or a later one, over rows of `length`:
  * a short row's a thread, whatever its layout; later passes read
- * contiguous partials, a row's adjacent. */
+ * contiguous partials, a row's adjacent, and where their rows are longer
+ * than a turn of a lane's loads and their chunks few, a block a chunk. */
 static cr_rows_kernel
 kernel_for(const cr_rows *rows, size_t item_size, int64_t length,
            int first)
@@ -130,14 +137,14 @@ kernel_for(const cr_rows *rows, size_t item_size, int64_t length,
     if (length <= CR_SHORT_ROW) {
         return CR_ROWS_KERNEL_SHORT;
     }
-    return first && use_columns(rows, item_size) ? CR_ROWS_KERNEL_COLUMNS
-                                                 : CR_ROWS_KERNEL_ROWS;
-}
-
-static int64_t
-ceil_div(int64_t a, int64_t b)
-{
-    return a / b + (a % b != 0);
+    if (first) {
+        return use_columns(rows, item_size) ? CR_ROWS_KERNEL_COLUMNS
+                                            : CR_ROWS_KERNEL_ROWS;
+    }
+    return length > CR_ROWS_STAGED_LENGTH
+           && rows->rows * ceil_div(length, CR_ROW_CHUNK)
+                  <= CR_ROWS_STAGED_CHUNKS
+           ? CR_ROWS_KERNEL_STAGED : CR_ROWS_KERNEL_ROWS;
 }
 
 /* The elements a chunk of a pass by `kernel` over `rows` rows of
@@ -164,7 +171,8 @@ chunk_for(cr_rows_kernel kernel, int64_t rows, int64_t length,
  * or by the group's lanes where there are fewer than CR_COLUMN_ITEMS
  * blocks; the others' CR_ROWS_THREADS threads, as many blocks as give
  * each chunk its group, or each thread of the short-row kernel 8 rows
- * (two turns of its loads at once for float32). */
+ * (two turns of its loads at once for float32), or the staged kernel's
+ * each chunk a block. */
 static void
 plan_launch(cr_rows_pass *pass, int64_t rows)
 {
@@ -194,6 +202,11 @@ plan_launch(cr_rows_pass *pass, int64_t rows)
         }
         break;
     }
+    case CR_ROWS_KERNEL_STAGED:
+        pass->threads_x = CR_ROWS_THREADS;
+        pass->threads_y = 1;
+        blocks = rows * pass->chunks;
+        break;
     default:
         pass->threads_x = CR_ROWS_THREADS;
         pass->threads_y = 1;
@@ -236,6 +249,7 @@ cr_rows_kernel_name(const cr_rows *rows, size_t item_size)
         [CR_ROWS_KERNEL_ROWS] = "rows",
         [CR_ROWS_KERNEL_COLUMNS] = "columns",
         [CR_ROWS_KERNEL_SHORT] = "short rows",
+        [CR_ROWS_KERNEL_STAGED] = "staged partials",
     };
     cr_error ignored;
     if (rows == NULL || rows->rows < 1 || rows->length < 1

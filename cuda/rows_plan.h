@@ -53,8 +53,10 @@ typedef enum {
     CR_ROWS_KERNEL_ROWS,        /* reduce_rows: lanes a chunk */
     CR_ROWS_KERNEL_COLUMNS,     /* reduce_columns: adjacent rows side by
                                  * side, lanes a chunk */
-    CR_ROWS_KERNEL_SHORT        /* reduce_short_rows: a thread a row of at
+    CR_ROWS_KERNEL_SHORT,       /* reduce_short_rows: a thread a row of at
                                  * most CR_SHORT_ROW */
+    CR_ROWS_KERNEL_STAGED       /* reduce_staged: a later pass's few long
+                                 * rows of partials, a block a chunk */
 } cr_rows_kernel;
 
 /* One pass: each row's `length` elements (pass 0) or partials (later
@@ -68,8 +70,9 @@ typedef enum {
  * threads (the row kernel: CR_ROWS_THREADS by 1, 32 / group chunks a
  * warp; the column kernel: adjacent rows, as many as there are up to
  * 32, by CR_COLUMN_THREADS threads a row or the group's; the short-row
- * kernel: CR_ROWS_THREADS by 1, a row a thread), a grid-stride loop
- * taking what CR_ROWS_MAX_BLOCKS blocks leave. */
+ * kernel: CR_ROWS_THREADS by 1, a row a thread; the staged kernel:
+ * CR_ROWS_THREADS by 1, a chunk a block), a grid-stride loop taking what
+ * CR_ROWS_MAX_BLOCKS blocks leave. */
 typedef struct {
     cr_rows_kernel kernel;
     int64_t length;
@@ -81,9 +84,15 @@ typedef struct {
     int threads_y;
 } cr_rows_pass;
 
+/* dependent_launches: each pass after the first is launched as a
+ * programmatic dependent of the one before (dependent_launch.cuh), so
+ * that its launch hides behind that one's last blocks; 0 from the
+ * planner, which knows no device: the caller sets it where the device
+ * has them. */
 typedef struct {
     int count;
     cr_rows_pass pass[CR_ROWS_MAX_PASSES];
+    int dependent_launches;
 } cr_rows_plan;
 
 /* Refuses (CR_ERR_INVALID, with a message) a `rows` that does not

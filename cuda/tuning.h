@@ -94,6 +94,21 @@ typedef char cr_row_chunk_fills_a_warp[CR_ROW_CHUNK >= 32 ? 1 : -1];
 typedef char cr_rows_min_chunk_divides[
     CR_ROW_CHUNK % CR_ROWS_MIN_CHUNK == 0 && CR_ROWS_MIN_CHUNK >= 32 ? 1 : -1];
 
+/* A later pass whose rows of partials are longer than
+ * CR_ROWS_STAGED_LENGTH (a turn of a lane's loads, CR_ROWS_UNROLL, for
+ * each of a chunk's 32 lanes) and whose chunks are CR_ROWS_STAGED_CHUNKS
+ * or fewer (about a block an SM's worth of warps on an H100 or H200:
+ * warps a chunk would not fill them either) is read by the staged
+ * kernel: a chunk a block, whose threads load CR_ROWS_STAGED_BYTES of it
+ * into shared memory at once, folded there by a warp in the order's way.
+ * The row kernel's one warp a chunk took its 4,096 partials in 8 turns
+ * of loads, 8.1 us (Nsight Compute) after the 68.6 of the first pass of
+ * a float32 sum of (4, 2^24) along axis 1; the staged kernel 4.9
+ * (docs/recorded/axis-staged-2026-11-28-h200.txt). */
+#define CR_ROWS_STAGED_LENGTH (32 * CR_ROWS_UNROLL)
+#define CR_ROWS_STAGED_CHUNKS 1024
+#define CR_ROWS_STAGED_BYTES 32768
+
 /* The row kernel's threads per block (warps, each a row or a few short
  * ones), and the column kernel's fewest (32 adjacent rows or more, by
  * the lanes each takes). */

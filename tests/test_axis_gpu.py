@@ -36,8 +36,9 @@ exact and what is bounded); test_axis.py checks them without a GPU.
   ``torch.cuda.stream``, ``torch.cuda.graph``, JAX's kernels before and
   after): test_axis_streams_gpu.py.
 
-Sizes are moderate (the largest input is 2.5 million elements) so that
-the module adds about a minute to the GPU suite.
+Sizes are moderate (the largest inputs are three rows of 2.1 million
+elements, whose partials take the staged kernel) so that the module adds
+about a minute to the GPU suite.
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ from support.axis_cases import (AXIS_METHODS, INDEX_OPS, OPS, case_values,
                                 mismatch, normalized_axes, runtime_warnings,
                                 same_bits, same_values, single_case)
 from support.dlpack_capsules import DLPackOnly
-from support.row_order import ROW_CHUNK, ordered_sums
+from support.row_order import ROW_CHUNK, STAGED_LENGTH, ordered_sums
 from support.outcomes import captured
 from test_arg_operators_gpu import prepared
 from test_inputs_gpu import jax, jax_with_gpu, numba_cuda  # noqa: F401
@@ -312,8 +313,12 @@ def test_rows_read_in_either_order_give_the_same_bits(cupy, session_seed,
                 f"{op} {what}: {got[:4]} for {want[:4]} {seed_note}")
 
 
+# Rows of more than STAGED_LENGTH chunks: their later pass, over a few
+# rows, is the staged kernel's, a block a chunk.
+LONG_ROW = (STAGED_LENGTH + 1) * ROW_CHUNK + 7
 ORDER_LENGTHS = (1, 2, 3, 5, 8, 9, 16, 17, 31, 32, 33, 100, 1000,
-                 ROW_CHUNK + 1, 5 * ROW_CHUNK + 3, 9 * ROW_CHUNK + 1)
+                 ROW_CHUNK + 1, 5 * ROW_CHUNK + 3, 9 * ROW_CHUNK + 1,
+                 LONG_ROW)
 
 
 @pytest.mark.parametrize("dtype, accumulator", [("float32", np.float32),
@@ -323,8 +328,9 @@ ORDER_LENGTHS = (1, 2, 3, 5, 8, 9, 16, 17, 31, 32, 33, 100, 1000,
 def test_a_rows_sum_is_the_documented_order(cupy, rng, seed_note, length,
                                             dtype, accumulator):
     """The bits of each kernel's sums (rows, columns, short rows; their
-    later passes over chunk partials) are the order's, as
-    support.row_order models it in the accumulator's dtype."""
+    later passes over chunk partials, by the row kernel or the staged
+    one) are the order's, as support.row_order models it in the
+    accumulator's dtype."""
     count = 40 if length < 10_000 else 3
     scale = min(8.0, 32768.0 / length) if dtype == "float16" else 1000.0
     host = ((rng.standard_normal((count, length)) + 0.25)
@@ -351,6 +357,25 @@ def test_a_rows_sum_is_the_documented_order(cupy, rng, seed_note, length,
         expected = want[:39] if copies is None else np.tile(want, copies)
         assert same_bits(got, expected), (
             f"{what}: {got[:4]} for {want[:4]} {seed_note}")
+
+
+@pytest.mark.parametrize("op, dtype", [
+    ("sum", "float32"), ("mean", "float64"), ("sum", "int64"),
+    ("max", "int16"), ("argmax", "float32"), ("argmin", "complex64"),
+    ("nanmean", "float16"), ("nanargmax", "float64"), ("any", "uint8")])
+@pytest.mark.parametrize("orientation", ["rows", "columns"])
+def test_few_long_rows_are_numpys(request, rng, seed_note, orientation, op,
+                                  dtype):
+    """Three rows (or columns) of LONG_ROW by fast: the later pass
+    over their partials is the staged kernel's, for every kind of
+    accumulator (a float's, an integer's of any order, an index beside a
+    value, a count beside a sum), with a few NaN where the operator
+    looks at them (case number 3: no slice all NaN)."""
+    shape, axis = (((3, LONG_ROW), 1) if orientation == "rows"
+                   else ((LONG_ROW, 3), 0))
+    case = single_case(op, dtype, shape, axis, method="fast", kind="cupy",
+                       number=3)
+    check_case(request, case, case_values(rng, case), seed_note)
 
 
 @pytest.mark.parametrize("method", AXIS_METHODS)

@@ -12,6 +12,7 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include "dependent_launch.cuh"
 #include "kernels/fast.cuh"
 #include "kernels/ladder.cuh"
 #include "kernels/rows.cuh"
@@ -318,118 +319,90 @@ done:
     return status;
 }
 
-/* The row kernel's launch of pass `pass` (rows_plan.c plans it), over
- * elements of T.  The caller checks the launch. */
-template <class T, class Acc, class Op, class Store>
-static void
-launch_rows(const cr_rows_pass *pass, const unsigned char *in,
-            const cr_rows_geometry *geometry, int64_t rows, int64_t stride,
-            unsigned char *out, int64_t chunk_bytes,
-            const cr_rows_finish &finish, cudaStream_t stream)
-{
-    reduce_rows<T, Acc, Op, Store>
-        <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
-            in, *geometry, rows, pass->length, stride, (int)pass->chunk,
-            pass->chunks, pass->group, out, chunk_bytes, finish);
-}
-
-/* The short-row kernel's launch of `pass`: its instance for rows of at
- * most half CR_SHORT_ROW where they are that short, in gangs where
- * reduce_short_row_gangs can read them (pass 0 of GANGS, rows side by
- * side), with the launch rows_plan.c plans (8 rows a thread: two gangs of
- * float32's).  The caller checks the launch. */
+/* The short-row kernel's launch of `pass` (rows_plan.c plans it), as a
+ * dependent of the pass before where `dependent` (here and below): its
+ * instance for rows of at most half CR_SHORT_ROW where they are that
+ * short, in gangs where reduce_short_row_gangs can read them (pass 0 of
+ * GANGS, rows side by side), with the launch rows_plan.c plans (8 rows a
+ * thread: two gangs of float32's).  Returns the launch's error. */
 template <class T, class Acc, class Op, class Store, bool GANGS>
-static void
-launch_short_rows(const cr_rows_pass *pass, const unsigned char *in,
-                  const cr_rows_geometry *geometry, int64_t rows,
-                  int64_t stride, unsigned char *out,
+static cudaError_t
+launch_short_rows(const cr_rows_pass *pass, bool dependent,
+                  const unsigned char *in, const cr_rows_geometry *geometry,
+                  int64_t rows, int64_t stride, unsigned char *out,
                   const cr_rows_finish &finish, cudaStream_t stream)
 {
     constexpr int GANG = short_row_gang<T, Acc, CR_SHORT_ROW / 2>;
+    const dim3 grid((unsigned int)pass->blocks), block(pass->threads_x);
     if constexpr (GANGS && GANG > 1) {
         if (pass->length <= CR_SHORT_ROW / 2 && geometry->ndim == 1
             && geometry->in_strides[0] == (int64_t)sizeof(T)
             && stride % 16 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0) {
-            reduce_short_row_gangs<T, Acc, Op, Store, CR_SHORT_ROW / 2>
-                <<<(unsigned int)pass->blocks, pass->threads_x, 0,
-                   stream>>>(in, *geometry, rows, (int)pass->length,
-                             stride, out, finish);
-            return;
+            return launch_kernel(
+                dependent,
+                reduce_short_row_gangs<T, Acc, Op, Store, CR_SHORT_ROW / 2>,
+                grid, block, 0, stream, in, *geometry, rows,
+                (int)pass->length, stride, out, finish);
         }
     }
     if (pass->length <= CR_SHORT_ROW / 2) {
-        reduce_short_rows<T, Acc, Op, Store, CR_SHORT_ROW / 2>
-            <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
-                in, *geometry, rows, (int)pass->length, stride, out, finish);
+        return launch_kernel(
+            dependent, reduce_short_rows<T, Acc, Op, Store, CR_SHORT_ROW / 2>,
+            grid, block, 0, stream, in, *geometry, rows, (int)pass->length,
+            stride, out, finish);
     }
-    else {
-        reduce_short_rows<T, Acc, Op, Store, CR_SHORT_ROW>
-            <<<(unsigned int)pass->blocks, pass->threads_x, 0, stream>>>(
-                in, *geometry, rows, (int)pass->length, stride, out, finish);
-    }
-}
-
-/* The column kernel's launch of `pass` in its shape: CR_COLUMN_THREADS
- * threads a row, or (ACROSS 32) a thread a lane.  The caller checks the
- * launch. */
-template <class T, class Acc, class Op, class Store, int ACROSS>
-static void
-launch_columns(const cr_rows_pass *pass, const unsigned char *in,
-               const cr_rows_geometry *geometry, int64_t rows,
-               int64_t stride, unsigned char *out, int64_t chunk_bytes,
-               const cr_rows_finish &finish, cudaStream_t stream)
-{
-    reduce_columns<T, Acc, Op, Store, ACROSS>
-        <<<(unsigned int)pass->blocks,
-           dim3(pass->threads_x, pass->threads_y), 0, stream>>>(
-            in, *geometry, rows, pass->length, stride, (int)pass->chunk,
-            pass->chunks, pass->group, out, chunk_bytes, finish);
+    return launch_kernel(
+        dependent, reduce_short_rows<T, Acc, Op, Store, CR_SHORT_ROW>, grid,
+        block, 0, stream, in, *geometry, rows, (int)pass->length, stride,
+        out, finish);
 }
 
 /* Pass p of `plan` by its kernel, writing as Store writes: pass 0 reads
- * elements of T, later passes the partials (Acc) before them. */
+ * elements of T, later passes the partials (Acc) before them, launched
+ * as dependents of the pass before where the plan says. */
 template <class T, class Acc, class Op, class Store>
-static void
+static cudaError_t
 launch_pass(const cr_rows_plan *plan, int p, const unsigned char *in,
             const cr_rows_geometry *geometry, int64_t rows, int64_t stride,
             unsigned char *out, int64_t chunk_bytes,
             const cr_rows_finish &finish, cudaStream_t stream)
 {
     const cr_rows_pass *pass = &plan->pass[p];
+    const bool dependent = p > 0 && plan->dependent_launches;
+    const dim3 grid((unsigned int)pass->blocks), block(pass->threads_x);
     switch (pass->kernel) {
+    case CR_ROWS_KERNEL_STAGED:     /* later passes only */
+        return launch_kernel(dependent, reduce_staged<Acc, Op, Store>, grid,
+                             block, 0, stream, in, *geometry, rows,
+                             pass->length, stride, (int)pass->chunk,
+                             pass->chunks, out, chunk_bytes, finish);
     case CR_ROWS_KERNEL_SHORT:
         if (p > 0) {
-            launch_short_rows<Acc, Acc, Op, Store, false>(
-                pass, in, geometry, rows, stride, out, finish, stream);
-        }
-        else {
-            launch_short_rows<T, Acc, Op, Store, true>(
-                pass, in, geometry, rows, stride, out, finish, stream);
-        }
-        break;
-    case CR_ROWS_KERNEL_COLUMNS:
-        if (pass->threads_y == CR_COLUMN_THREADS) {
-            launch_columns<T, Acc, Op, Store, CR_COLUMN_THREADS>(
-                pass, in, geometry, rows, stride, out, chunk_bytes, finish,
+            return launch_short_rows<Acc, Acc, Op, Store, false>(
+                pass, dependent, in, geometry, rows, stride, out, finish,
                 stream);
         }
-        else {
-            launch_columns<T, Acc, Op, Store, 32>(
-                pass, in, geometry, rows, stride, out, chunk_bytes, finish,
-                stream);
-        }
-        break;
+        return launch_short_rows<T, Acc, Op, Store, true>(
+            pass, dependent, in, geometry, rows, stride, out, finish,
+            stream);
+    case CR_ROWS_KERNEL_COLUMNS:    /* in its shape: CR_COLUMN_THREADS
+                                     * threads a row, or a thread a lane */
+        return launch_kernel(
+            dependent,
+            pass->threads_y == CR_COLUMN_THREADS
+                ? reduce_columns<T, Acc, Op, Store, CR_COLUMN_THREADS>
+                : reduce_columns<T, Acc, Op, Store, 32>,
+            grid, dim3(pass->threads_x, pass->threads_y), 0, stream, in,
+            *geometry, rows, pass->length, stride, (int)pass->chunk,
+            pass->chunks, pass->group, out, chunk_bytes, finish);
     default:
-        if (p > 0) {
-            launch_rows<Acc, Acc, Op, Store>(pass, in, geometry, rows,
-                                             stride, out, chunk_bytes,
-                                             finish, stream);
-        }
-        else {
-            launch_rows<T, Acc, Op, Store>(pass, in, geometry, rows, stride,
-                                           out, chunk_bytes, finish, stream);
-        }
-        break;
+        return launch_kernel(dependent,
+                             p > 0 ? reduce_rows<Acc, Acc, Op, Store>
+                                   : reduce_rows<T, Acc, Op, Store>,
+                             grid, block, 0, stream, in, *geometry, rows,
+                             pass->length, stride, (int)pass->chunk,
+                             pass->chunks, pass->group, out, chunk_bytes,
+                             finish);
     }
 }
 
@@ -444,19 +417,19 @@ run_rows(const cr_rows_plan *plan, int p, const void *in,
     const unsigned char *bytes = static_cast<const unsigned char *>(in);
     unsigned char *results = static_cast<unsigned char *>(out);
     if (finish == NULL) {
-        launch_pass<T, Acc, Op, store_accumulator<Acc>>(
+        CR_CHECK((launch_pass<T, Acc, Op, store_accumulator<Acc>>(
             plan, p, bytes, geometry, rows, stride, results, chunk_bytes,
-            cr_rows_finish{}, stream);
+            cr_rows_finish{}, stream)));
     }
     else if constexpr (rows_finishing<T, Acc, Op> == CR_ROWS_FINISH_FLOAT) {
-        launch_pass<T, Acc, Op, store_finished<T>>(
+        CR_CHECK((launch_pass<T, Acc, Op, store_finished<T>>(
             plan, p, bytes, geometry, rows, stride, results, chunk_bytes,
-            *finish, stream);
+            *finish, stream)));
     }
     else if constexpr (rows_finishing<T, Acc, Op> == CR_ROWS_FINISH_INDEX) {
-        launch_pass<T, Acc, Op, store_index>(plan, p, bytes, geometry, rows,
-                                             stride, results, chunk_bytes,
-                                             *finish, stream);
+        CR_CHECK((launch_pass<T, Acc, Op, store_index>(
+            plan, p, bytes, geometry, rows, stride, results, chunk_bytes,
+            *finish, stream)));
     }
     else {
         return cr_fail(error, CR_ERR_INVALID, "rows: this operator's last "

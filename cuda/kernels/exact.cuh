@@ -33,6 +33,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "dependent_launch.cuh"
 #include "exact/state.h"
 #include "exact/window.h"
 #include "tuning.h"
@@ -449,6 +450,7 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     __shared__ unsigned int block_specials;
     __shared__ unsigned long long block_nans;
 
+    let_dependents_launch();    /* the rounding (exact_round_kernel) */
     for (int k = (int)threadIdx.x; k < CR_KULISCH_LIMBS; k += blockDim.x) {
         limbs[k] = 0;
     }
@@ -558,10 +560,11 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     }
 }
 
-/* exact_round, after the launches that added the call's elements, by a
- * warp: its lanes copy the state into shared memory, 68 limbs at once,
- * and zero it for the next call (memory/exact_states.cuh keeps it), then
- * lane 0 rounds from there.  In the adding kernel's last block instead
+/* exact_round, after the launches that added the call's elements (as
+ * the last one's programmatic dependent where the device has them:
+ * dependent_launch.cuh), by a warp: its lanes copy the state into shared
+ * memory, 68 limbs at once, and zero it for the next call
+ * (memory/exact_states.cuh keeps it), then lane 0 rounds from there.  In the adding kernel's last block instead
  * (a ticket, the state read and zeroed by atomicExch), the rounding's
  * code made every call's adding 1.4x slower at float64 2^28, though
  * the adding loop's instructions and their addresses were unchanged and
@@ -570,6 +573,7 @@ __global__ void __launch_bounds__(32)
 exact_round_kernel(cr_exact_state *state, cr_exact_rounding rounding)
 {
     __shared__ unsigned long long limbs[CR_KULISCH_LIMBS];
+    wait_for_prerequisite();
     for (int k = (int)threadIdx.x; k < CR_KULISCH_LIMBS; k += 32) {
         limbs[k] = state->limb[k];
         state->limb[k] = 0;

@@ -24,7 +24,8 @@
  *
  * reduce_rows: a warp, or a group of G lanes, per chunk, its lanes
  * reading the chunk's elements at any stride (adjacent ones: coalesced);
- * later passes read the partials with it.  reduce_columns: the rows'
+ * later passes read the partials with it, or where they are few and long
+ * with reduce_staged, a block a chunk, through shared memory.  reduce_columns: the rows'
  * first elements are adjacent and their elements are not (the leading
  * axis of a C-contiguous array): a block's threads in x take adjacent
  * rows (coalesced loads), in y the G lanes of the order, a few a
@@ -44,6 +45,7 @@
 
 #include <cstdint>
 
+#include "dependent_launch.cuh"
 #include "kernels/casts.cuh"
 #include "kernels/fast.cuh"
 #include "kernels/float_results.cuh"
@@ -322,6 +324,10 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
             int64_t chunks, int group, unsigned char *out,
             int64_t chunk_bytes, cr_rows_finish finish)
 {
+    /* A later pass is launched as the pass before's dependent
+     * (dependent_launch.cuh): it reads that one's partials. */
+    let_dependents_launch();
+    wait_for_prerequisite();
     const int warp_lane = threadIdx.x % 32;
     const int lane = warp_lane % group;
     const int per_warp = 32 / group;
@@ -362,6 +368,101 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
     }
 }
 
+/* The partials of a chunk the staged kernel holds in shared memory at
+ * once: CR_ROWS_STAGED_BYTES of them, a whole number of its threads' and
+ * of the order's 32 lanes, at most CR_ROW_CHUNK. */
+template <class Acc>
+inline constexpr int staged_slab =
+    CR_ROWS_STAGED_BYTES / (int)sizeof(Acc) / CR_ROWS_THREADS
+            * CR_ROWS_THREADS < CR_ROW_CHUNK
+        ? CR_ROWS_STAGED_BYTES / (int)sizeof(Acc) / CR_ROWS_THREADS
+              * CR_ROWS_THREADS
+        : CR_ROW_CHUNK;
+static_assert(CR_ROWS_THREADS % 32 == 0, "a slab is whole lanes' turns");
+
+/* A later pass's few long rows of partials (rows_plan.c's
+ * CR_ROWS_KERNEL_STAGED): a block a chunk (chunk c of row r being
+ * segment r * chunks + c), whose threads load a slab of its partials into
+ * shared memory at once, a load each, and whose first warp folds them
+ * there as reduce_rows' lanes would (lane j the partials j, j + 32, ...
+ * left to right), then combines its lanes by the order's tree: the same
+ * bits, in one trip to memory a slab where the row kernel's lanes take
+ * a chunk's partials CR_ROWS_UNROLL at a time.  Out as reduce_rows'.
+ * Bound to two blocks an SM: with no bound, ptxas spilled 12 bytes of
+ * float64's sum at 80 registers (sm_90, nvcc 13.0). */
+template <class Acc, class Op, class Store>
+__global__ void __launch_bounds__(CR_ROWS_THREADS, 2)
+reduce_staged(const unsigned char *in, cr_rows_geometry geometry,
+              int64_t rows, int64_t length, int64_t stride, int chunk_length,
+              int64_t chunks, unsigned char *out, int64_t chunk_bytes,
+              cr_rows_finish finish)
+{
+    constexpr int SLAB = staged_slab<Acc>;
+    constexpr int EACH = SLAB / CR_ROWS_THREADS;
+    using Fold = lane_fold<Acc, Acc>;
+    __shared__ Acc slab[SLAB];
+    let_dependents_launch();
+    wait_for_prerequisite();    /* the pass before wrote the partials */
+    const Op op;
+    const int lane = threadIdx.x % 32;
+    const int64_t segments = rows * chunks;
+
+    /* The bound is the block's: every thread reaches each barrier. */
+    for (int64_t segment = blockIdx.x; segment < segments;
+         segment += gridDim.x) {
+        const int64_t row = chunks == 1 ? segment : segment / chunks;
+        const int64_t chunk = segment - row * chunks;
+        const int64_t first = chunk * chunk_length;
+        const int m = (int)(length - first < chunk_length ? length - first
+                                                           : chunk_length);
+        int64_t in_offset, out_offset;
+        row_offsets(geometry, row, &in_offset, &out_offset);
+        const unsigned char *partials = in + in_offset + first * stride;
+        Acc v = Op::identity();
+        for (int base = 0; base < m; base += SLAB) {
+            const int count = m - base < SLAB ? m - base : SLAB;
+            Acc items[EACH];
+#pragma unroll
+            for (int i = 0; i < EACH; i++) {
+                const int k = i * CR_ROWS_THREADS + (int)threadIdx.x;
+                if (k < count) {
+                    items[i] = load_element<Acc>(partials
+                                                 + (base + k) * stride);
+                }
+            }
+            __syncthreads();    /* the slab before is folded */
+#pragma unroll
+            for (int i = 0; i < EACH; i++) {
+                const int k = i * CR_ROWS_THREADS + (int)threadIdx.x;
+                if (k < count) {
+                    slab[k] = items[i];
+                }
+            }
+            __syncthreads();
+            if (threadIdx.x < 32) {
+                int k = lane;
+                if (base == 0 && k < count) {
+                    v = Fold::start(slab[k], k, first);
+                    k += 32;
+                }
+#pragma unroll 8
+                for (; k < count; k += 32) {
+                    v = Fold::add(op, v, slab[k], base + k, first);
+                }
+            }
+        }
+        if (threadIdx.x < 32) {
+            v = group_tree<Acc, Op>(Fold::finish(v, first), lane,
+                                    m < 32 ? m : 32, 32);
+            if (lane == 0) {
+                *reinterpret_cast<typename Store::type *>(
+                    out + out_offset + chunk * chunk_bytes) =
+                    Store::finished(settled<Op>(v), finish);
+            }
+        }
+    }
+}
+
 /* The chunks of pass 0 where adjacent rows' elements are adjacent: a
  * block of blockDim.x adjacent rows by blockDim.y threads a row: ACROSS
  * (CR_COLUMN_THREADS), or where ACROSS is 32 the order's `group` of lanes
@@ -388,6 +489,7 @@ reduce_columns(const unsigned char *in, cr_rows_geometry geometry,
     constexpr int UNROLL = ACROSS == 32 && rows_unroll<T, Acc> > 8
                            ? 8 : rows_unroll<T, Acc>;
     __shared__ Acc lanes[ACROSS == 32 ? 1024 : CR_ROWS_THREADS];
+    let_dependents_launch();
     const Op op;
     const int width = blockDim.x;
     const int across = ACROSS == 32 ? (int)blockDim.y : ACROSS;
@@ -588,6 +690,7 @@ reduce_short_row_gangs(const unsigned char *in, cr_rows_geometry geometry,
     static_assert(GANG > 1, "a gang's elements fill a word");
     constexpr int PACKED = GANG * (int)sizeof(Stored) % 16 == 0
                            ? GANG * (int)sizeof(Stored) / 16 : 0;
+    let_dependents_launch();
     const int64_t gangs = rows / GANG;
     const int64_t threads = (int64_t)gridDim.x * blockDim.x;
     const int64_t thread = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -666,6 +769,8 @@ reduce_short_rows(const unsigned char *in, cr_rows_geometry geometry,
 {
     constexpr int AT_ONCE = short_rows_at_once<T, ROW>;
     const int64_t threads = (int64_t)gridDim.x * blockDim.x;
+    let_dependents_launch();
+    wait_for_prerequisite();    /* a later pass's, as reduce_rows' */
 
     for (int64_t base = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
          base < rows; base += AT_ONCE * threads) {

@@ -1,6 +1,6 @@
 """benchmarks/axis_passes.cu, the axis passes' timing harness, builds
 against this tree's cuda/ as its header says, linked with the tree's own
-sum units (it runs on a GPU only): a change to run_rows, the plan or the
+sum and argmax units (it runs on a GPU only): a change to run_rows, the plan or the
 units that it no longer follows fails here, not in the device call that
 was to bisect with it."""
 from __future__ import annotations
@@ -18,8 +18,9 @@ def test_axis_passes_builds_against_this_tree(tmp_path):
     flags = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo",
              "-gencode=arch=compute_90,code=sm_90", f"-I{cuda}",
              f"-I{cuda / 'include'}"]
-    units = [tmp_path / f"sums{k}.o" for k in (1, 2)]
-    for k, unit in zip((1, 2), units):
+    numbers = (1, 2, 10)     # instances.def: the sums' units, argmax's
+    units = [tmp_path / f"unit{k}.o" for k in numbers]
+    for k, unit in zip(numbers, units):
         built = subprocess.run(
             [nvcc(), *flags, f"-DCR_UNIT={k}", "-c",
              str(cuda / "instances" / "instances.cu"), "-o", str(unit)],

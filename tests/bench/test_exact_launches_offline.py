@@ -20,15 +20,19 @@ def test_exact_launches_builds_against_this_tree(tmp_path):
     flags = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo",
              "-gencode=arch=compute_90,code=sm_90", f"-I{cuda}",
              f"-I{cuda / 'include'}"]
-    unit = tmp_path / "now.o"
-    built = subprocess.run(
-        [nvcc(), *flags, "-DTREE=now", "-DLAUNCHES=3", "-c", str(SOURCE),
-         "-o", str(unit)],
-        capture_output=True, text=True, timeout=900)
-    assert built.returncode == 0, built.stderr[-4000:]
+    # This tree's launches: the rounding the ordinary way (3) and as a
+    # programmatic dependent (4).
+    units = []
+    for name, launches in (("plain", 3), ("dependent", 4)):
+        units.append(tmp_path / f"{name}.o")
+        built = subprocess.run(
+            [nvcc(), *flags, f"-DTREE={name}", f"-DLAUNCHES={launches}",
+             "-c", str(SOURCE), "-o", str(units[-1])],
+            capture_output=True, text=True, timeout=900)
+        assert built.returncode == 0, built.stderr[-4000:]
     linked = subprocess.run(
-        [nvcc(), *flags, "-DTREES=X(now)ADDS(now)", "-o",
-         str(tmp_path / "exact_launches"), str(SOURCE), str(unit),
+        [nvcc(), *flags, "-DTREES=X(plain)X(dependent)ADDS(plain)", "-o",
+         str(tmp_path / "exact_launches"), str(SOURCE), *map(str, units),
          str(cuda / "bench" / "stream_hold.cu"), str(cuda / "fail.c")],
         capture_output=True, text=True, timeout=900)
     assert linked.returncode == 0, linked.stderr[-4000:]

@@ -1,7 +1,7 @@
 """The order in which a reduction along axes combines a row's elements
 (cuda/kernels/rows.cuh's header comment), as a NumPy model: a sum's bits
 computed here in the accumulator's dtype are the GPU's, whichever kernel
-read the row (the row, column or short-row kernel).
+read the row (the row, column, short-row or staged kernel).
 
 A row longer than CR_ROW_CHUNK is cut into chunks; each chunk of m
 elements is folded by G lanes (32, or the power of two at or above a
@@ -18,12 +18,17 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ROW_CHUNK", "ordered_sums"]
+__all__ = ["ROW_CHUNK", "STAGED_LENGTH", "ordered_sums"]
 
 _TUNING = Path(__file__).resolve().parents[2] / "cuda" / "tuning.h"
 #: Elements of a chunk (tuning.h's CR_ROW_CHUNK).
 ROW_CHUNK = int(re.search(r"^#define CR_ROW_CHUNK (\d+)$",
                           _TUNING.read_text(), re.M).group(1))
+#: Partials a row of a later pass has beyond which the staged kernel may
+#: read it (tuning.h's CR_ROWS_STAGED_LENGTH: a turn of each of a chunk's
+#: 32 lanes' CR_ROWS_UNROLL loads).
+STAGED_LENGTH = 32 * int(re.search(r"^#define CR_ROWS_UNROLL (\d+)$",
+                                   _TUNING.read_text(), re.M).group(1))
 
 
 def _group(m: int) -> int:

@@ -187,8 +187,10 @@ passes_of(int64_t length)
 
 /* Each pass: CR_ROW_CHUNK chunks of the one before, the last one, its
  * group the power of two at or above a short length, its kernel (a
- * short row's a thread, pass 0 of `columns` the column kernel, the row
- * kernel else) and launch as rows_plan.c's comment says. */
+ * short row's a thread, pass 0 of `columns` the column kernel, a later
+ * pass over few chunks of rows longer than CR_ROWS_STAGED_LENGTH the
+ * staged kernel, the row kernel else) and launch as rows_plan.c's
+ * comment says. */
 static void
 check_plan(int64_t rows_count, int64_t length, int columns, int passes)
 {
@@ -225,6 +227,11 @@ check_plan(int64_t rows_count, int64_t length, int columns, int passes)
             CHECK(rows_count < CR_ROWS_THREADS / CR_COLUMN_THREADS
                   || pass->threads_x
                      == CR_ROWS_THREADS / CR_COLUMN_THREADS);
+        }
+        else if (p > 0 && expected > CR_ROWS_STAGED_LENGTH
+                 && rows_count * pass->chunks <= CR_ROWS_STAGED_CHUNKS) {
+            CHECK(pass->kernel == CR_ROWS_KERNEL_STAGED);
+            CHECK(pass->blocks == rows_count * pass->chunks);
         }
         else {
             CHECK(pass->kernel == CR_ROWS_KERNEL_ROWS);
@@ -393,6 +400,14 @@ main(void)
     check_plan(1000, 3, 1, 1);
     check_plan(7, 17, 1, 1);
     check_plan(4, 1 << 20, 1, 2);
+    /* Later passes by the staged kernel: 4 rows of 4,096 partials; and
+     * by the row kernel: rows of 512 partials (a turn of loads), and
+     * more chunks than CR_ROWS_STAGED_CHUNKS. */
+    check_plan(4, 1 << 24, 0, 2);
+    check_plan(4, 1 << 24, 1, 2);
+    check_plan(3, (int64_t)CR_ROW_CHUNK * CR_ROWS_STAGED_LENGTH, 0, 2);
+    check_plan(CR_ROWS_STAGED_CHUNKS + 1, (int64_t)CR_ROW_CHUNK * 600, 0,
+               2);
     check_plan(1 << 20, CR_SHORT_ROW, 1, 1);
     check_plan(1, CR_ROW_CHUNK * 5, 0, 2);
     check_plan(3, CR_ROW_CHUNK, 0, 1);
