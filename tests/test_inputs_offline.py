@@ -149,8 +149,10 @@ def test_signature(op):
                     if op in ("sum", "mean")
                     else ["threads", "stream", "axis", "out"])
     # keepdims= (issue 43, wherever it stands) is test_axis.py's, exact=
-    # (issue 44: sum, mean, nansum, nanmean) test_exact.py's.
-    assert [p for p in params if p not in ("keepdims", "exact")] == [
+    # (issue 44: sum, mean, nansum, nanmean) test_exact.py's, devices=
+    # (issue 45) test_several_devices_offline.py's.
+    assert [p for p in params
+            if p not in ("keepdims", "exact", "devices")] == [
         "a", "method", *keyword_only]
     assert params["method"].default == DEFAULT_METHOD
     assert params["threads"].default is None
