@@ -487,7 +487,7 @@ def test_reduce_arguments_by_keyword_as_by_position():
 
 @pytest.mark.parametrize("args, kwargs, message", [
     (("sum", np.zeros(1)), {}, r"missing required argument 'method'"),
-    (("sum",) * 12, {}, r"at most 11 arguments \(12 given\)"),
+    (("sum",) * 13, {}, r"at most 12 arguments \(13 given\)"),
     (("sum", np.zeros(1), "fast", None), {"a": 1},
      r"given by name \('a'\) and position \(2\)"),
     (("sum", np.zeros(1), "fast", None), {"axes": 0},
