@@ -1,7 +1,7 @@
 /* state.h: an exact sum's state (issue 44): the call's carry-save limbs,
  * the specials seen and the NaNs skipped, which kernels/exact.cuh's
  * kernels add into, memory/exact_states.cuh keeps between calls, and
- * exact_round rounds, on the device (exact_round_kernel) or, for the
+ * cr_exact_round rounds, on the device (exact_round_kernel) or, for the
  * states of several devices summed, on the host (exact_sum.cu).  Plain
  * C, as kulisch.h: every function __host__ __device__ under CUDA. */
 #ifndef CUDAREDUCE_EXACT_STATE_H
