@@ -1,11 +1,13 @@
 """The physical limits of reducing a host array on several GPUs at once
 (issue 45): what the host-to-device links carry together, and what the
-host can feed them.
+host can feed them; with ``--reduce``, what ``cudareduce.sum(x,
+devices=...)`` reaches under them in the same run.
 
 On the GPU machine (a kind with several GPUs), from the repository root::
 
     python benchmarks/host_links.py                     # every GPU, 2 GiB each
     python benchmarks/host_links.py --gib 1 --gpus 2 --json links.json
+    python benchmarks/host_links.py --gib 16 --reduce --json several.json
 
 Rows, each the median of ``--repeats`` timed runs after one untimed one,
 as GB/s of all the bytes moved:
@@ -32,6 +34,13 @@ them: the fastest staging copy, or registration in place where it is the
 faster of the two (its H2D rate, with the cost of registering one GPU's
 buffer, as measured one at a time, spread over that buffer's bytes).
 ``report`` prints it for each k, and its ratio to one GPU's.
+
+5. ``cudareduce.sum`` (``--reduce``): one call of ``cudareduce.sum(x,
+   devices=[0 .. k))`` on the first 1, 2, 4, ... GPUs, ``x`` a pageable
+   float32 NumPy array of ``--gib`` times the GPUs' count GiB (the same
+   array for every k), its result checked; ``report`` then prints its
+   GB/s, its share of the floor on as many GPUs, and its speed-up over
+   one GPU's call.
 """
 from __future__ import annotations
 
@@ -46,8 +55,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["floors", "host_copy_seconds", "main", "parse_args", "report",
-           "thread_counts"]
+__all__ = ["floors", "host_copy_seconds", "main", "parse_args",
+           "reduce_rows", "report", "thread_counts"]
 
 GIB = 1 << 30
 
@@ -65,6 +74,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "(default: the CPUs this process may use)")
     parser.add_argument("--repeats", type=int, default=5,
                         help="timed runs per figure, after one untimed")
+    parser.add_argument("--reduce", action="store_true",
+                        help="also time cudareduce.sum(x, devices=...) "
+                             "on 1, 2, 4, ... GPUs")
     parser.add_argument("--json", metavar="PATH",
                         help="also write the rows as JSON")
     args = parser.parse_args(argv)
@@ -176,6 +188,33 @@ def _device_rows(cupy, gpus: int, nbytes: int, repeats: int) -> list[dict]:
     return rows
 
 
+def reduce_rows(cudareduce, x: np.ndarray, gpus: int,
+                repeats: int) -> list[dict]:
+    """The ``cudareduce.sum`` rows: `x` summed on the first 1, 2, 4, ...
+    of `gpus` GPUs, each count's result the same bits as one GPU's."""
+    rows = []
+    want = None
+    for count in thread_counts(gpus):
+        devices = list(range(count))
+        got = []
+
+        def run(devices=devices, got=got) -> float:
+            begin = time.perf_counter()
+            got.append(cudareduce.sum(x, devices=devices))
+            return time.perf_counter() - begin
+
+        seconds = _median(run, repeats)
+        if want is None:
+            want = got[0]
+        if any(np.asarray(g).tobytes() != np.asarray(want).tobytes()
+               for g in got):
+            raise AssertionError(f"devices={devices}: {got} against one "
+                                 f"GPU's {want}")
+        rows.append({"row": "cudareduce.sum", "gpus": count,
+                     "nbytes": x.nbytes, "seconds": seconds})
+    return rows
+
+
 def floors(rows: list[dict]) -> dict[int, dict]:
     """For each count of GPUs of the pinned H2D rows: the links' rate,
     what the host feeds (the fastest memcpy, or registration in place
@@ -226,6 +265,17 @@ def report(rows: list[dict]) -> str:
             lines.append(f"{count:>4}{f['links_gbps']:>12.1f}{host:>11}"
                          f"{f['floor_gbps']:>12.1f}"
                          f"{f['floor_gbps'] / one:>11.2f}")
+    sums = {r["gpus"]: r["nbytes"] / r["seconds"] / 1e9 for r in rows
+            if r["row"] == "cudareduce.sum"}
+    if sums:
+        lines.append("")
+        lines.append(f"{'GPUs':>4}{'cudareduce.sum GB/s':>21}"
+                     f"{'% of floor':>12}{'x one GPU':>11}")
+        for count, gbps in sorted(sums.items()):
+            floor = found.get(count, {}).get("floor_gbps")
+            share = "-" if floor is None else f"{100 * gbps / floor:.0f}%"
+            lines.append(f"{count:>4}{gbps:>21.1f}{share:>12}"
+                         f"{gbps / sums[min(sums)]:>11.2f}")
     return "\n".join(lines)
 
 
@@ -244,6 +294,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "nbytes": source.nbytes,
                      "seconds": host_copy_seconds(source, target, threads,
                                                   args.repeats)})
+    if args.reduce:
+        import cudareduce  # noqa: PLC0415 - built on the GPU machine
+        del target
+        rows += reduce_rows(cudareduce,
+                            source[:source.size // 4 * 4].view(np.float32),
+                            gpus, args.repeats)
     names = [cupy.cuda.runtime.getDeviceProperties(k)["name"].decode()
              for k in range(gpus)]
     print(f"{gpus} of {visible} GPUs: {', '.join(names)}; "

@@ -134,8 +134,75 @@ mark_exact(crpy_reduction_call *call, int exact)
     }
 }
 
+/* devices= (issue 45): None (the call's device: *count 0), "all", a
+ * device id or a sequence of them, into devices[0 .. *count) (room for
+ * CR_MAX_DEVICES; cr_devices_check says what more a list must be).  0,
+ * or -1 with an exception. */
+static int
+parse_devices(PyObject *obj, int *devices, int *count)
+{
+    PyObject *items = NULL;
+    int parsed = -1;
+    *count = 0;
+    if (obj == Py_None) {
+        return 0;
+    }
+    if (PyUnicode_Check(obj)
+        && PyUnicode_CompareWithASCIIString(obj, "all") == 0) {
+        cr_error failure;
+        cr_status status = cr_device_count(count, &failure);
+        if (status != CR_OK) {
+            crpy_raise_cr_error(status, &failure);
+            return -1;
+        }
+        *count = *count < CR_MAX_DEVICES ? *count : CR_MAX_DEVICES;
+        for (int i = 0; i < *count; i++) {
+            devices[i] = i;
+        }
+        return 0;
+    }
+    if (PyLong_Check(obj) && !PyBool_Check(obj)) {
+        items = PyTuple_Pack(1, obj);
+    }
+    else if (!PyUnicode_Check(obj) && !PyBytes_Check(obj)) {
+        items = PySequence_Fast(obj, "");
+    }
+    if (items == NULL) {
+        PyErr_Format(PyExc_TypeError, "devices must be None, 'all', a "
+                     "device id or a sequence of them, not %R", obj);
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(items) > CR_MAX_DEVICES) {
+        PyErr_Format(PyExc_ValueError, "devices= lists 1 to %d devices, "
+                     "not %zd", CR_MAX_DEVICES,
+                     PySequence_Fast_GET_SIZE(items));
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(items, i);
+        long id;
+        if (!PyLong_Check(item) || PyBool_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "devices must list device ids "
+                         "(int), not %R", item);
+            goto done;
+        }
+        id = PyLong_AsLong(item);
+        if (id == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+        /* Beyond int, any id names no device (the check says so). */
+        devices[i] = id < INT_MIN ? INT_MIN : id > INT_MAX ? INT_MAX
+                                                           : (int)id;
+    }
+    *count = (int)PySequence_Fast_GET_SIZE(items);
+    parsed = 0;
+done:
+    Py_DECREF(items);
+    return parsed;
+}
+
 /* reduce()'s arguments into *slots[0..9] (op ... allocate; those not
- * given keep their defaults) and *exact.  Positional ones alone, as the
+ * given keep their defaults), *exact and *devices.  Positional ones alone, as the
  * library passes them, are taken as they are: the tuple and the format
  * that PyArg_ParseTupleAndKeywords reads were most of a call's parse.
  * Keywords, or a count out of range, go through it, which words every
@@ -143,19 +210,23 @@ mark_exact(crpy_reduction_call *call, int exact)
  * caller holds.  0, or -1 with an exception. */
 static int
 parse_reduce_arguments(PyObject *const *args, Py_ssize_t nargs,
-                       PyObject *kwnames, PyObject **slots[10], int *exact)
+                       PyObject *kwnames, PyObject **slots[10], int *exact,
+                       PyObject **devices)
 {
     static char *keywords[] = {"op", "a", "method", "threads", "dtype",
                                "stream", "axis", "out", "keepdims",
-                               "allocate", "exact", NULL};
+                               "allocate", "exact", "devices", NULL};
     PyObject *tuple = NULL, *dict = NULL;
     int parsed = 0;
 
-    if (kwnames == NULL && nargs >= 4 && nargs <= 11) {
+    if (kwnames == NULL && nargs >= 4 && nargs <= 12) {
         for (Py_ssize_t k = 0; k < nargs && k < 10; k++) {
             *slots[k] = args[k];
         }
-        *exact = nargs == 11 ? PyObject_IsTrue(args[10]) : 0;
+        *exact = nargs >= 11 ? PyObject_IsTrue(args[10]) : 0;
+        if (nargs == 12) {
+            *devices = args[11];
+        }
         return *exact < 0 ? -1 : 0;
     }
     if ((tuple = PyTuple_New(nargs)) == NULL
@@ -173,9 +244,9 @@ parse_reduce_arguments(PyObject *const *args, Py_ssize_t nargs,
         }
     }
     parsed = PyArg_ParseTupleAndKeywords(
-        tuple, dict, "OOOO|OOOOOOp:reduce", keywords, slots[0], slots[1],
+        tuple, dict, "OOOO|OOOOOOpO:reduce", keywords, slots[0], slots[1],
         slots[2], slots[3], slots[4], slots[5], slots[6], slots[7],
-        slots[8], slots[9], exact);
+        slots[8], slots[9], exact, devices);
 done:
     Py_XDECREF(dict);
     Py_XDECREF(tuple);
@@ -189,6 +260,9 @@ crpy_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     PyObject *op_name, *obj, *method_name, *threads_obj;
     PyObject *dtype_obj = Py_None, *stream_obj = Py_None, *axis = Py_None;
     PyObject *out = Py_None, *keepdims_obj = Py_False, *allocate = Py_None;
+    PyObject *devices_obj = Py_None;
+    int devices[CR_MAX_DEVICES];
+    int device_count = 0;
     PyArray_Descr *requested = NULL;
     PyObject *reduction = NULL, *result = NULL, *allocated = NULL;
     crpy_reduction_call call = {0};
@@ -201,7 +275,8 @@ crpy_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                             &dtype_obj, &stream_obj, &axis, &out,
                             &keepdims_obj, &allocate};
 
-    if (parse_reduce_arguments(args, nargs, kwnames, slots, &exact) < 0
+    if (parse_reduce_arguments(args, nargs, kwnames, slots, &exact,
+                               &devices_obj) < 0
         || crpy_parse_stream(stream_obj, &stream_given, &stream) < 0) {
         return NULL;
     }
@@ -222,6 +297,21 @@ crpy_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         goto done;
     }
     mark_exact(&call, exact);
+    if (parse_devices(devices_obj, devices, &device_count) < 0) {
+        goto done;
+    }
+    if (devices_obj != Py_None) {
+        cr_error failure;
+        cr_status status = cr_devices_check(
+            devices, device_count, call.input.location == CR_HOST,
+            crpy_reduces_every_axis(&call), &failure);
+        if (status != CR_OK) {
+            crpy_raise_cr_error(status, &failure);
+            goto done;
+        }
+        call.request.devices = devices;
+        call.request.device_count = device_count;
+    }
     /* Along some axes; over every axis with keepdims an empty input too,
      * whose mean NumPy divides as an array ("invalid value encountered in
      * divide"). */

@@ -125,6 +125,15 @@ done:
 }
 
 extern "C" cr_status
+cr_device_count(int *count, cr_error *error)
+{
+    cr_status status = CR_OK;
+    CR_CHECK(cudaGetDeviceCount(count));
+done:
+    return status;
+}
+
+extern "C" cr_status
 cr_device_exchange(int device, int *previous, cr_error *error)
 {
     cr_status status = CR_OK;

@@ -5,11 +5,6 @@
 
 #include "cudareduce.h"
 
-/* Devices a process may have: the per-device state kept beyond (memory
- * pools) is a CR_ERR_INVALID, and the device's attributes are asked again
- * each time. */
-#define CR_MAX_DEVICES 64
-
 /* The current device's SM count, which sizes the grids: asked of CUDA
  * once per device (it never changes), as a small call plans its grid on
  * every call. */

@@ -189,6 +189,34 @@ validate_rows(const cr_request *request, cr_error *error)
                          request->out_on_host, error);
 }
 
+extern "C" cr_status
+cr_devices_check(const int *devices, int count, int host, int whole,
+                 cr_error *error)
+{
+    if (!host || !whole) {
+        return cr_fail(error, CR_ERR_INVALID, "devices= reduces a host "
+                       "array over every axis (a device array is reduced "
+                       "on its own device)");
+    }
+    if (count < 1 || count > CR_MAX_DEVICES) {
+        return cr_fail(error, CR_ERR_INVALID, "devices= lists 1 to %d "
+                       "devices, not %d", CR_MAX_DEVICES, count);
+    }
+    for (int i = 0; i < count; i++) {
+        if (devices[i] < 0) {
+            return cr_fail(error, CR_ERR_INVALID, "devices= lists device "
+                           "%d: CUDA devices count from 0", devices[i]);
+        }
+        for (int j = 0; j < i; j++) {
+            if (devices[j] == devices[i]) {
+                return cr_fail(error, CR_ERR_INVALID, "devices= lists "
+                               "device %d twice", devices[i]);
+            }
+        }
+    }
+    return CR_OK;
+}
+
 static cr_status
 validate_request(const cr_request *request, cr_error *error)
 {
@@ -216,6 +244,14 @@ validate_request(const cr_request *request, cr_error *error)
     if (request->n > 0 && request->data == NULL) {
         return cr_fail(error, CR_ERR_INVALID,
                        "a null data pointer with non-zero size");
+    }
+    if (request->devices != NULL) {
+        cr_status status = cr_devices_check(
+            request->devices, request->device_count,
+            request->location == CR_HOST, request->rows == NULL, error);
+        if (status != CR_OK) {
+            return status;
+        }
     }
     return request->rows != NULL ? validate_rows(request, error)
            : request->out_on_host

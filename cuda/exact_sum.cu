@@ -74,15 +74,16 @@ done:
     return status;
 }
 
-/* How `request`'s sum is rounded, and where it goes: into request->out
- * as it is (its value alone), or into the scratch's result, nanmean's
- * count first (cr_counted_result's layout), for the host. */
+/* How `request`'s sum is rounded, and where it goes: into `out` as it
+ * is (its value alone), or into `result`, nanmean's count first
+ * (cr_counted_result's layout); `out` is request->out or, for a rounding
+ * on the host into a device out, the host's copy of it. */
 static cr_exact_rounding
-rounding_of(const cr_exact_sum *s, const cr_request *request)
+rounding_into(const cr_request *request, void *out, void *result)
 {
     const cr_type type = request->result;
     const int counted = cr_op_counts(request->op);
-    unsigned char *result = static_cast<unsigned char *>(s->device_result);
+    unsigned char *bytes = static_cast<unsigned char *>(result);
     cr_exact_rounding rounding;
     rounding.format = type == CR_TYPE_FLOAT64   ? CR_EXACT_FLOAT64
                       : type == CR_TYPE_FLOAT32 ? CR_EXACT_FLOAT32
@@ -90,11 +91,11 @@ rounding_of(const cr_exact_sum *s, const cr_request *request)
                                                 : CR_EXACT_BFLOAT16;
     rounding.divide = counted || request->divide_by_n;
     rounding.n = request->n;
-    rounding.count = request->out == NULL && counted
-                     ? reinterpret_cast<int64_t *>(result) : NULL;
-    rounding.value = request->out != NULL
-        ? static_cast<unsigned char *>(request->out)
-        : result + (counted ? sizeof(int64_t) : 0);
+    rounding.count = out == NULL && counted
+                     ? reinterpret_cast<int64_t *>(bytes) : NULL;
+    rounding.value = out != NULL
+        ? static_cast<unsigned char *>(out)
+        : bytes + (counted ? sizeof(int64_t) : 0);
     return rounding;
 }
 
@@ -178,7 +179,8 @@ cr_exact_add(cr_exact_sum *s, const cr_request *request, const void *in,
     CR_CHECK(launch_kernel(dependent, exact_round_kernel, dim3(1), dim3(32),
                            0, stream,
                            static_cast<cr_exact_state *>(s->scratch),
-                           rounding_of(s, request)));
+                           rounding_into(request, request->out,
+                                         s->device_result)));
     CR_CHECK(cudaGetLastError());
 done:
     return status;
@@ -195,6 +197,48 @@ cr_exact_finish(cr_exact_sum *s, const cr_request *request,
         CR_CHECK(cudaMemcpyAsync(result, s->device_result,
                                  count_bytes + cr_type_size(request->result),
                                  cudaMemcpyDeviceToHost, stream));
+        CR_CHECK(cudaStreamSynchronize(stream));
+    }
+done:
+    return status;
+}
+
+cr_status
+cr_exact_take(cr_exact_sum *s, cudaStream_t stream, cr_exact_state *held,
+              cr_error *error)
+{
+    cr_status status = CR_OK;
+    CR_CHECK(cudaMemcpyAsync(held, s->scratch, sizeof(*held),
+                             cudaMemcpyDeviceToHost, stream));
+    CR_CHECK(cudaMemsetAsync(s->scratch, 0, sizeof(*held), stream));
+    CR_CHECK(cudaStreamSynchronize(stream));
+done:
+    return status;
+}
+
+cr_status
+cr_exact_finish_taken(const cr_request *request, const cr_exact_state *taken,
+                      int count, cudaStream_t stream, void *result,
+                      cr_error *error)
+{
+    cr_status status = CR_OK;
+    cr_exact_state sum = {};
+    uint64_t out_bits = 0;
+    for (int d = 0; d < count; d++) {
+        for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
+            sum.limb[k] += taken[d].limb[k];
+        }
+        sum.specials |= taken[d].specials;
+        sum.nans += taken[d].nans;
+    }
+    cr_exact_round(sum.limb, sum.specials, sum.nans,
+                   rounding_into(request,
+                                 request->out != NULL ? &out_bits : NULL,
+                                 result));
+    if (request->out != NULL) {
+        CR_CHECK(cudaMemcpyAsync(request->out, &out_bits,
+                                 cr_type_size(request->result),
+                                 cudaMemcpyHostToDevice, stream));
         CR_CHECK(cudaStreamSynchronize(stream));
     }
 done:

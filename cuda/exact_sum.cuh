@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "cudareduce.h"
+#include "exact/state.h"
 
 typedef struct {
     struct cr_exact_kept *kept;     /* kept between calls, or NULL */
@@ -50,6 +51,22 @@ cr_status cr_exact_add(cr_exact_sum *s, const cr_request *request,
 cr_status cr_exact_finish(cr_exact_sum *s, const cr_request *request,
                           cudaStream_t stream, void *result,
                           cr_error *error);
+
+/* The state's sums so far (added with `last` 0) copied to `held` on the
+ * host, and the state zeroed for its next call, on `stream`, waited for:
+ * a device's share of a host array reduced on several devices. */
+cr_status cr_exact_take(cr_exact_sum *s, cudaStream_t stream,
+                        cr_exact_state *held, cr_error *error);
+
+/* Delivers the sum of the `count` states taken by cr_exact_take, each of
+ * a share of `request`'s elements, as cr_exact_finish does: rounded once,
+ * on the host; to `result`, or into request->out on `stream`, waited
+ * for.  Their limbs add as the kernels' atomics do: the same value, and
+ * bits, as one state that all the shares were added to. */
+cr_status cr_exact_finish_taken(const cr_request *request,
+                                const cr_exact_state *taken, int count,
+                                cudaStream_t stream, void *result,
+                                cr_error *error);
 
 /* Gives the state back after the stream's work (best effort): a kept
  * one checked in, or where `healthy` is 0 (the call failed: its limbs

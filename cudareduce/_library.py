@@ -240,6 +240,16 @@ _RAISES_DOC = """Raises
         Not enough GPU memory."""
 
 
+_DEVICES_DOC = """devices : None, "all", int or sequence of ints, optional
+        The GPUs that reduce a NumPy (host) array over every axis at once,
+        each streaming a share of its chunks through its own pinned ring
+        (``"all"``: every GPU of the process).  The chunks' results are
+        combined in the array's order: the same bits as one GPU, for any
+        list (GPUs of one model).  None: the current device alone.  Any
+        other input, or an `axis`, with `devices` is a ValueError; a
+        device that does not exist is one too.  See docs/dask.md
+        ("Several GPUs")."""
+
 _EXACT_DOC = """exact : bool, optional
         The exact sum of the elements (each cast to `dtype` first, where
         given), rounded once, to nearest even, into the result dtype: for
@@ -257,7 +267,7 @@ _EXACT_DOC = """exact : bool, optional
 
 def _reduce(op: str, a: ArrayLike, method: str, threads: int,
             dtype: DTypeLike, stream: Any, axis: Any, keepdims: Any,
-            out: Any, exact: bool = False) -> Any:
+            out: Any, exact: bool = False, devices: Any = None) -> Any:
     """The extension's reduction of `a`; a masked array's unmasked
     elements (the extension refuses its raw data)."""
     if isinstance(a, _masked.MaskedArray):
@@ -270,16 +280,19 @@ def _reduce(op: str, a: ArrayLike, method: str, threads: int,
                             "axis only (axis=None, no keepdims)")
         return _masked.reduce(
             op, a, dtype, lambda op, data, dtype: _cudareduce.reduce(
-                op, data, method, threads, dtype, stream, exact=exact))
+                op, data, method, threads, dtype, stream, exact=exact,
+                devices=devices))
     result = _cudareduce.reduce(op, a, method, threads, dtype, stream, axis,
-                                out, keepdims, _device_results.empty, exact)
+                                out, keepdims, _device_results.empty, exact,
+                                devices)
     return result if out is not None else _device_results.result(a, result)
 
 
 def _documented(doc: str) -> Any:
     def attach(function: Any) -> Any:
         function.__doc__ = doc.format(inputs=_INPUTS_DOC, stream=_STREAM_DOC,
-                                      raises=_RAISES_DOC, exact=_EXACT_DOC)
+                                      raises=_RAISES_DOC, exact=_EXACT_DOC,
+                                      devices=_DEVICES_DOC)
         return function
     return attach
 
@@ -301,6 +314,7 @@ def _documented(doc: str) -> Any:
         buffered cast does), into a buffer of the new dtype (host arrays
         chunk by chunk), and then runs the method on them.
     {stream}
+    {devices}
     {exact}
 
     Returns
@@ -319,9 +333,10 @@ def _documented(doc: str) -> Any:
 def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
         threads: int | None = None, dtype: DTypeLike = None,
         stream: Any = None, axis: Any = None, keepdims: Any = False,
-        out: Any = None, exact: bool = False) -> Any:
+        out: Any = None, exact: bool = False,
+        devices: Any = None) -> Any:
     return _reduce("sum", a, method, threads, dtype, stream, axis,
-                   keepdims, out, exact)
+                   keepdims, out, exact, devices)
 
 
 @_documented("""Sum of all elements of `a`, NaNs counted as zero, computed
@@ -335,6 +350,7 @@ def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
         element is cast to it first, integers wrap in it, float16 runs in
         float32, and into bool the reduction is a logical or.
     {stream}
+    {devices}
     exact : bool, optional
         As :func:`sum`'s, of the non-NaN elements.
 
@@ -350,9 +366,10 @@ def sum(a: ArrayLike, method: str = DEFAULT_METHOD, *,  # noqa: A001
 def nansum(a: ArrayLike, method: str = DEFAULT_METHOD, *,
            threads: int | None = None, dtype: DTypeLike = None,
            stream: Any = None, axis: Any = None, keepdims: Any = False,
-           out: Any = None, exact: bool = False) -> Any:
+           out: Any = None, exact: bool = False,
+        devices: Any = None) -> Any:
     return _reduce("nansum", a, method, threads, dtype, stream, axis,
-                   keepdims, out, exact)
+                   keepdims, out, exact, devices)
 
 
 @_documented("""Arithmetic mean of all elements of `a`, computed on the GPU.
@@ -366,6 +383,7 @@ def nansum(a: ArrayLike, method: str = DEFAULT_METHOD, *,
         cast to it (an integer mean truncates; ``dtype=float16`` rounds
         the sum to float16 before dividing).
     {stream}
+    {devices}
     exact : bool, optional
         The exact sum over the count, rounded once into the result dtype
         (not the sum rounded, then divided): as :func:`sum`'s `exact`.
@@ -384,9 +402,10 @@ def nansum(a: ArrayLike, method: str = DEFAULT_METHOD, *,
 def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
          threads: int | None = None, dtype: DTypeLike = None,
          stream: Any = None, axis: Any = None, keepdims: Any = False,
-         out: Any = None, exact: bool = False) -> Any:
+         out: Any = None, exact: bool = False,
+        devices: Any = None) -> Any:
     return _reduce("mean", a, method, threads, dtype, stream, axis,
-                   keepdims, out, exact)
+                   keepdims, out, exact, devices)
 
 
 @_documented("""Arithmetic mean of the non-NaN elements of `a`, computed on
@@ -401,6 +420,7 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
         (NaNs stay NaN and are left out) and summed; integers and bool
         take any dtype, as :func:`mean`.
     {stream}
+    {devices}
     exact : bool, optional
         The exact sum of the non-NaN elements over their count, rounded
         once into the result dtype: as :func:`sum`'s `exact`.
@@ -422,9 +442,10 @@ def mean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
 def nanmean(a: ArrayLike, method: str = DEFAULT_METHOD, *,
             threads: int | None = None, dtype: DTypeLike = None,
             stream: Any = None, axis: Any = None, keepdims: Any = False,
-            out: Any = None, exact: bool = False) -> Any:
+            out: Any = None, exact: bool = False,
+        devices: Any = None) -> Any:
     return _reduce("nanmean", a, method, threads, dtype, stream, axis,
-                   keepdims, out, exact)
+                   keepdims, out, exact, devices)
 
 
 def _with_dtype(op: str, summary: str, returns: str) -> Any:
@@ -433,9 +454,9 @@ def _with_dtype(op: str, summary: str, returns: str) -> Any:
     def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
                   threads: int | None = None, dtype: DTypeLike = None,
                   stream: Any = None, axis: Any = None, keepdims: Any = False,
-                  out: Any = None) -> Any:
+                  out: Any = None, devices: Any = None) -> Any:
         return _reduce(op, a, method, threads, dtype, stream, axis, keepdims,
-                       out)
+                       out, devices=devices)
 
     reduction.__name__ = reduction.__qualname__ = op
     return _documented(f"""{summary}, computed on the GPU.
@@ -449,6 +470,7 @@ def _with_dtype(op: str, summary: str, returns: str) -> Any:
         float32, and into bool the reduction is a logical {"and" if "prod"
         in op else "or"}.
     {{stream}}
+    {{devices}}
 
     Returns
     -------
@@ -479,9 +501,9 @@ def _without_dtype(op: str, summary: str, returns: str,
     def reduction(a: ArrayLike, method: str = DEFAULT_METHOD, *,
                   threads: int | None = None, stream: Any = None,
                   axis: Any = None, keepdims: Any = False,
-                  out: Any = None) -> Any:
+                  out: Any = None, devices: Any = None) -> Any:
         return _reduce(op, a, method, threads, None, stream, axis, keepdims,
-                       out)
+                       out, devices=devices)
 
     reduction.__name__ = reduction.__qualname__ = op
     return _documented(f"""{summary}, computed on the GPU.
@@ -490,6 +512,7 @@ def _without_dtype(op: str, summary: str, returns: str,
     ----------
     {{inputs}}
     {{stream}}
+    {{devices}}
 
     Returns
     -------

@@ -80,8 +80,10 @@ def test_version_is_the_installed_distributions():
 def test_sum_signature():
     params = inspect.signature(cudareduce.sum).parameters
     # keepdims= (issue 43, wherever it stands) is test_axis.py's, exact=
-    # (issue 44) test_exact.py's.
-    assert [p for p in params if p not in ("keepdims", "exact")] == [
+    # (issue 44) test_exact.py's, devices= (issue 45)
+    # test_several_devices_offline.py's.
+    assert [p for p in params
+            if p not in ("keepdims", "exact", "devices")] == [
         "a", "method", "threads", "dtype", "stream", "axis", "out"]
     assert params["method"].default == DEFAULT_METHOD
     assert params["threads"].kind is inspect.Parameter.KEYWORD_ONLY

@@ -149,8 +149,10 @@ def test_signature(op):
                     if op in ("sum", "mean")
                     else ["threads", "stream", "axis", "out"])
     # keepdims= (issue 43, wherever it stands) is test_axis.py's, exact=
-    # (issue 44: sum, mean, nansum, nanmean) test_exact.py's.
-    assert [p for p in params if p not in ("keepdims", "exact")] == [
+    # (issue 44: sum, mean, nansum, nanmean) test_exact.py's, devices=
+    # (issue 45) test_several_devices_offline.py's.
+    assert [p for p in params
+            if p not in ("keepdims", "exact", "devices")] == [
         "a", "method", *keyword_only]
     assert params["method"].default == DEFAULT_METHOD
     assert params["threads"].default is None
@@ -485,7 +487,7 @@ def test_reduce_arguments_by_keyword_as_by_position():
 
 @pytest.mark.parametrize("args, kwargs, message", [
     (("sum", np.zeros(1)), {}, r"missing required argument 'method'"),
-    (("sum",) * 12, {}, r"at most 11 arguments \(12 given\)"),
+    (("sum",) * 13, {}, r"at most 12 arguments \(13 given\)"),
     (("sum", np.zeros(1), "fast", None), {"a": 1},
      r"given by name \('a'\) and position \(2\)"),
     (("sum", np.zeros(1), "fast", None), {"axes": 0},

@@ -422,10 +422,29 @@ typedef struct {
     const cr_rows *rows;        /* NULL: the whole array, one result */
     int out_on_host;            /* with rows: out is host memory */
     int exact;                  /* the exact sum, rounded once (below) */
+    const int *devices;         /* host data: the GPUs that reduce it, each
+                                 * a share of its chunks (cr_reduce_host);
+                                 * NULL: the call's device alone */
+    int device_count;
 } cr_request;
 
 cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
+
+/* Devices a process may have: the per-device state kept beyond (memory
+ * pools) is a CR_ERR_INVALID, and the device's attributes are asked again
+ * each time; the most a request's `devices` lists. */
+#define CR_MAX_DEVICES 64
+
+/* Whether `count` devices (request->devices) may reduce data that is on
+ * the host (`host`) over every axis (`whole`): 1 to CR_MAX_DEVICES of
+ * them, none negative, none twice; else CR_ERR_INVALID saying why.
+ * Whether each exists is asked when the call runs. */
+cr_status cr_devices_check(const int *devices, int count, int host,
+                           int whole, cr_error *error);
+
+/* The CUDA devices of this process (devices="all"). */
+cr_status cr_device_count(int *count, cr_error *error);
 
 /* The kernel that reads the elements of `rows` of item_size bytes in its
  * first pass: "short rows" (a thread a row of at most CR_SHORT_ROW

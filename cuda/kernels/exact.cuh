@@ -40,23 +40,6 @@
 
 /* The most elements a block reads (see above). */
 #define CR_EXACT_BLOCK_ELEMENTS ((int64_t)1 << 28)
-/* The specials as bits of one word, OR-ed across the call. */
-#define CR_EXACT_NAN 1u
-#define CR_EXACT_POS_INF 2u
-#define CR_EXACT_NEG_INF 4u
-
-/* How the call's sum is rounded, and where it goes: the exact sum of its
- * n elements rounded once to `format`, or with `divide` the sum over
- * their count (n less the NaNs skipped) rounded once (a count of 0 gives
- * NaN, as numpy.nanmean of nothing); its bits (2, 4 or 8 bytes) at
- * `value`, and the count, as an int64, at `count` where not NULL. */
-typedef struct {
-    cr_exact_format format;
-    int divide;
-    int64_t n;
-    int64_t *count;
-    unsigned char *value;
-} cr_exact_rounding;
 
 /* An element type's window, and an element as the window takes it
  * (float16 and bfloat16 convert to float exactly). */
@@ -371,57 +354,6 @@ limbs_to_call(unsigned long long *limbs, cr_exact_state *state)
     }
 }
 
-/* The call's limbs, normalized, as an exact accumulator. */
-__device__ __forceinline__ void
-limbs_to_kulisch(const unsigned long long *limbs, cr_kulisch *acc)
-{
-    long long carry = 0;
-    for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
-        const long long t = (long long)limbs[k] + carry;
-        acc->limb[k] = (uint32_t)t;
-        carry = t >> 32;
-    }
-}
-
-/* The call's sum, from its limbs and the specials (CR_EXACT_* bits) and
- * NaNs seen, rounded as `rounding` says, and stored there.  One thread. */
-__device__ __forceinline__ void
-exact_round(const unsigned long long *limbs, unsigned int seen,
-            unsigned long long nans, cr_exact_rounding rounding)
-{
-    cr_kulisch acc;
-    cr_specials specials;
-    int overflow = 0;
-    uint64_t bits;
-    const uint64_t count = (uint64_t)rounding.n - nans;
-    limbs_to_kulisch(limbs, &acc);
-    specials.nan = (seen & CR_EXACT_NAN) != 0;
-    specials.pos_inf = (seen & CR_EXACT_POS_INF) != 0;
-    specials.neg_inf = (seen & CR_EXACT_NEG_INF) != 0;
-    if (rounding.divide) {
-        specials.nan |= count == 0;
-        bits = cr_exact_mean_result(&acc, &specials, count, rounding.format,
-                                    &overflow);
-    }
-    else {
-        bits = cr_exact_result(&acc, &specials, rounding.format, &overflow);
-    }
-    if (rounding.count != NULL) {
-        *rounding.count = (int64_t)count;
-    }
-    switch (rounding.format) {
-    case CR_EXACT_FLOAT64:
-        *reinterpret_cast<uint64_t *>(rounding.value) = bits;
-        break;
-    case CR_EXACT_FLOAT32:
-        *reinterpret_cast<uint32_t *>(rounding.value) = (uint32_t)bits;
-        break;
-    default:
-        *reinterpret_cast<uint16_t *>(rounding.value) = (uint16_t)bits;
-        break;
-    }
-}
-
 /* Adds the n elements at `in` (of T; NaNs skipped where SKIP_NAN, and
  * counted) to the call's state.  A thread reads 16 bytes at a time of the
  * part of `in` that starts at a 16-byte boundary, grid-strided, in rounds
@@ -560,15 +492,16 @@ exact_sum_kernel(const T *__restrict__ in, int64_t n,
     }
 }
 
-/* exact_round, after the launches that added the call's elements (as
+/* cr_exact_round, after the launches that added the call's elements (as
  * the last one's programmatic dependent where the device has them:
  * dependent_launch.cuh), by a warp: its lanes copy the state into shared
  * memory, 68 limbs at once, and zero it for the next call
- * (memory/exact_states.cuh keeps it), then lane 0 rounds from there.  In the adding kernel's last block instead
- * (a ticket, the state read and zeroed by atomicExch), the rounding's
- * code made every call's adding 1.4x slower at float64 2^28, though
- * the adding loop's instructions and their addresses were unchanged and
- * no block ran it (docs/recorded/exact-launch-2026-11-28-h200.txt). */
+ * (memory/exact_states.cuh keeps it), then lane 0 rounds from there.  In
+ * the adding kernel's last block instead (a ticket, the state read and
+ * zeroed by atomicExch), the rounding's code made every call's adding
+ * 1.4x slower at float64 2^28, though the adding loop's instructions and
+ * their addresses were unchanged and no block ran it
+ * (docs/recorded/exact-launch-2026-11-28-h200.txt). */
 __global__ void __launch_bounds__(32)
 exact_round_kernel(cr_exact_state *state, cr_exact_rounding rounding)
 {
@@ -584,7 +517,7 @@ exact_round_kernel(cr_exact_state *state, cr_exact_rounding rounding)
         const unsigned long long nans = state->nans;
         state->specials = 0;
         state->nans = 0;
-        exact_round(limbs, seen, nans, rounding);
+        cr_exact_round(limbs, seen, nans, rounding);
     }
 }
 

@@ -193,3 +193,55 @@ def test_a_failed_registration_leaves_none_registered():
     with pytest.raises(RuntimeError, match="AlreadyRegistered"):
         host_links._device_rows(_fake_cupy(runtime), 4, 64, 1)
     assert runtime.registrations == 3 and runtime.registered == []
+
+
+class _FakeLibrary:
+    """cudareduce.sum as reduce_rows calls it: the devices of each call
+    kept, the result one GPU's, or another's on `wrong_on` GPUs."""
+
+    def __init__(self, wrong_on=None):
+        self.calls = []
+        self.wrong_on = wrong_on
+
+    def sum(self, x, devices):
+        self.calls.append(devices)
+        value = float(x.sum(dtype=np.float64))
+        if len(devices) == self.wrong_on:
+            value += 1
+        return np.float32(value)
+
+
+def test_reduce_rows_time_each_count_of_gpus_on_the_same_array():
+    library = _FakeLibrary()
+    x = np.ones(1000, np.float32)
+    rows = host_links.reduce_rows(library, x, 4, 2)
+    assert [(r["row"], r["gpus"], r["nbytes"]) for r in rows] == [
+        ("cudareduce.sum", k, 4000) for k in (1, 2, 4)]
+    assert all(r["seconds"] > 0 for r in rows)
+    # One untimed call and two timed ones per count.
+    assert library.calls == [[0]] * 3 + [[0, 1]] * 3 + [[0, 1, 2, 3]] * 3
+
+
+def test_reduce_rows_refuse_other_bits_than_one_gpus():
+    with pytest.raises(AssertionError, match=r"devices=\[0, 1\]"):
+        host_links.reduce_rows(_FakeLibrary(wrong_on=2),
+                               np.ones(10, np.float32), 2, 1)
+
+
+def test_report_puts_the_sums_under_their_floors():
+    """Two GPUs: floor 80 GB/s (the host's memcpy), the sum at 72: 90%,
+    1.31x one GPU's 55 (at 100% of its floor, 55)."""
+    rows = [row("pinned H2D", 1, 55), row("pinned H2D", 2, 110, 4 * GIB),
+            row("host memcpy", 2, 80, 4 * GIB, threads=8),
+            row("cudareduce.sum", 1, 55, 4 * GIB),
+            row("cudareduce.sum", 2, 72, 4 * GIB)]
+    lines = host_links.report(rows).splitlines()
+    start = next(i for i, line in enumerate(lines)
+                 if "cudareduce.sum GB/s" in line)
+    assert lines[start + 1].split() == ["1", "55.0", "100%", "1.00"]
+    assert lines[start + 2].split() == ["2", "72.0", "90%", "1.31"]
+
+
+def test_reduce_is_an_option():
+    assert host_links.parse_args([]).reduce is False
+    assert host_links.parse_args(["--reduce"]).reduce is True
