@@ -243,10 +243,12 @@ def check_bfloat16(cupy, cudareduce, methods, ops, sizes, kinds, rng,
 #: are 513 tiles of 32: (9, 16400)), chunks of more than CR_ROW_CHUNK,
 #: reduced axes gathered first (0 and 2), rows of no element, short rows
 #: side by side read in gangs ((4, 2000) along axis 0; the rows past the
-#: last whole gang: a view of 39 of 44 columns, AXIS_VIEWS).
+#: last whole gang: a view of 39 of 44 columns, AXIS_VIEWS), a later pass
+#: over rows of 514 partials (the staged kernel, a block a chunk through
+#: shared memory: (2, 513 * 4096 + 1)).
 AXES = [((33, 257), 1), ((257, 33), 0), ((3, 8193), 1), ((8193, 3), 0),
         ((4, 33, 31), (0, 2)), ((5, 0), 1), ((2000, 4), 1), ((4, 2000), 0),
-        ((2, 5 * 4096 + 1), 1), ((9, 16400), 0)]
+        ((2, 5 * 4096 + 1), 1), ((9, 16400), 0), ((2, 513 * 4096 + 1), 1)]
 AXIS_VIEWS = [((4, 44), (slice(None), slice(0, 39)), 0)]
 
 
