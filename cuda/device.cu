@@ -13,6 +13,9 @@
 static std::atomic<int> sm_counts[CR_MAX_DEVICES];
 static std::atomic<int> majors[CR_MAX_DEVICES];
 
+/* What is true when the runtime reports an insufficient driver: either
+ * there is no driver at all (cudaDriverGetVersion gives 0; the runtime
+ * still says "insufficient") or it is older than this build's runtime. */
 static void
 describe_driver(cudaError_t code, const char *call, cr_error *error)
 {

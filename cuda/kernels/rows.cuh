@@ -25,11 +25,12 @@
  * reduce_rows: a warp, or a group of G lanes, per chunk, its lanes
  * reading the chunk's elements at any stride (adjacent ones: coalesced);
  * later passes read the partials with it, or where they are few and long
- * with reduce_staged, a block a chunk, through shared memory.  reduce_columns: the rows'
- * first elements are adjacent and their elements are not (the leading
- * axis of a C-contiguous array): a block's threads in x take adjacent
- * rows (coalesced loads), in y the G lanes of the order, a few a
- * thread, combined by the same tree in registers and shared memory.
+ * with reduce_staged, a block a chunk, through shared memory.
+ * reduce_columns: the rows' first elements are adjacent and their
+ * elements are not (the leading axis of a C-contiguous array): a block's
+ * threads in x take adjacent rows (coalesced loads), in y the G lanes of
+ * the order, a few a thread, combined by the same tree in registers and
+ * shared memory.
  * reduce_short_rows: a row of at most CR_SHORT_ROW elements (each lane of
  * the order holds one) a thread, in any layout, its elements in
  * registers and the same tree computed there; a thread loads several
