@@ -97,10 +97,11 @@ typedef char cr_rows_min_chunk_divides[
 /* A later pass whose rows of partials are longer than
  * CR_ROWS_STAGED_LENGTH (a turn of a lane's loads, CR_ROWS_UNROLL, for
  * each of a chunk's 32 lanes) and whose chunks are CR_ROWS_STAGED_CHUNKS
- * or fewer (about a block an SM's worth of warps on an H100 or H200:
- * warps a chunk would not fill them either) is read by the staged
- * kernel: a chunk a block, whose threads load CR_ROWS_STAGED_BYTES of it
- * into shared memory at once, folded there by a warp in the order's way.
+ * or fewer is read by the staged kernel: a chunk a block, whose threads
+ * load CR_ROWS_STAGED_BYTES of it into shared memory at once, folded
+ * there by a warp in the order's way.  The bound on chunks is a choice,
+ * not a measurement: with many chunks the row kernel's warps fill the
+ * GPU, where all but one warp of each staged block wait while it folds.
  * The row kernel's one warp a chunk took its 4,096 partials in 8 turns
  * of loads, 8.1 us (Nsight Compute) after the 68.6 of the first pass of
  * a float32 sum of (4, 2^24) along axis 1; the staged kernel 4.9
