@@ -20,15 +20,21 @@ import numpy as np
 
 __all__ = ["ROW_CHUNK", "STAGED_LENGTH", "ordered_sums"]
 
-_TUNING = Path(__file__).resolve().parents[2] / "cuda" / "tuning.h"
+_TUNING = (Path(__file__).resolve().parents[2] / "cuda"
+           / "tuning.h").read_text()
+
+
+def _tuning(name: str) -> int:
+    """tuning.h's #define of `name`, a number."""
+    return int(re.search(rf"^#define {name} (\d+)$", _TUNING, re.M).group(1))
+
+
 #: Elements of a chunk (tuning.h's CR_ROW_CHUNK).
-ROW_CHUNK = int(re.search(r"^#define CR_ROW_CHUNK (\d+)$",
-                          _TUNING.read_text(), re.M).group(1))
+ROW_CHUNK = _tuning("CR_ROW_CHUNK")
 #: Partials a row of a later pass has beyond which the staged kernel may
 #: read it (tuning.h's CR_ROWS_STAGED_LENGTH: a turn of each of a chunk's
 #: 32 lanes' CR_ROWS_UNROLL loads).
-STAGED_LENGTH = 32 * int(re.search(r"^#define CR_ROWS_UNROLL (\d+)$",
-                                   _TUNING.read_text(), re.M).group(1))
+STAGED_LENGTH = 32 * _tuning("CR_ROWS_UNROLL")
 
 
 def _group(m: int) -> int:
