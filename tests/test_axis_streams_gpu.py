@@ -263,6 +263,8 @@ REPLAYED_CASES = [
     ("sum", "float32", (1 << 16, 8), 0),     # columns, a thread a lane
     ("nanmean", "float32", (5, 9_000), 1),   # counted sums
     ("sum", "complex64", (3, 5_000), 1),
+    # a later pass of more than 512 partials a row: the staged kernel's
+    ("sum", "float32", (3, 513 * 4096 + 7), 1),
 ]
 
 

@@ -323,17 +323,18 @@ done:
  * dependent of the pass before where `dependent` (here and below): its
  * instance for rows of at most half CR_SHORT_ROW where they are that
  * short, in gangs where reduce_short_row_gangs can read them (pass 0 of
- * GANGS, rows side by side), with the launch rows_plan.c plans (8 rows a
- * thread: two gangs of float32's).  Returns the launch's error. */
+ * GANGS, rows side by side), on the pass's grid and block as
+ * rows_plan.c plans them (8 rows a thread: two gangs of float32's).
+ * Returns the launch's error. */
 template <class T, class Acc, class Op, class Store, bool GANGS>
 static cudaError_t
-launch_short_rows(const cr_rows_pass *pass, bool dependent,
-                  const unsigned char *in, const cr_rows_geometry *geometry,
-                  int64_t rows, int64_t stride, unsigned char *out,
+launch_short_rows(const cr_rows_pass *pass, bool dependent, dim3 grid,
+                  dim3 block, const unsigned char *in,
+                  const cr_rows_geometry *geometry, int64_t rows,
+                  int64_t stride, unsigned char *out,
                   const cr_rows_finish &finish, cudaStream_t stream)
 {
     constexpr int GANG = short_row_gang<T, Acc, CR_SHORT_ROW / 2>;
-    const dim3 grid((unsigned int)pass->blocks), block(pass->threads_x);
     if constexpr (GANGS && GANG > 1) {
         if (pass->length <= CR_SHORT_ROW / 2 && geometry->ndim == 1
             && geometry->in_strides[0] == (int64_t)sizeof(T)
@@ -355,6 +356,28 @@ launch_short_rows(const cr_rows_pass *pass, bool dependent,
         dependent, reduce_short_rows<T, Acc, Op, Store, CR_SHORT_ROW>, grid,
         block, 0, stream, in, *geometry, rows, (int)pass->length, stride,
         out, finish);
+}
+
+/* Whether the row kernel of an operator of any order (rows_by_vectors)
+ * reads pass 0's chunks of T by 16-byte vectors: adjacent elements in
+ * chunks of whole vectors, a lane group of 32, and every row's first
+ * element 16-byte aligned. */
+template <class T>
+static bool
+by_vectors(const cr_rows_pass *pass, const unsigned char *in,
+           const cr_rows_geometry *geometry, int64_t stride)
+{
+    if (stride != (int64_t)sizeof(T)
+        || pass->group != 32 || pass->chunk * (int64_t)sizeof(T) % 16 != 0
+        || reinterpret_cast<uintptr_t>(in) % 16 != 0) {
+        return false;
+    }
+    for (int d = 0; d < geometry->ndim; d++) {
+        if (geometry->in_strides[d] % 16 != 0) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Pass p of `plan` by its kernel, writing as Store writes: pass 0 reads
@@ -379,12 +402,12 @@ launch_pass(const cr_rows_plan *plan, int p, const unsigned char *in,
     case CR_ROWS_KERNEL_SHORT:
         if (p > 0) {
             return launch_short_rows<Acc, Acc, Op, Store, false>(
-                pass, dependent, in, geometry, rows, stride, out, finish,
-                stream);
+                pass, dependent, grid, block, in, geometry, rows, stride,
+                out, finish, stream);
         }
         return launch_short_rows<T, Acc, Op, Store, true>(
-            pass, dependent, in, geometry, rows, stride, out, finish,
-            stream);
+            pass, dependent, grid, block, in, geometry, rows, stride, out,
+            finish, stream);
     case CR_ROWS_KERNEL_COLUMNS:    /* in its shape: CR_COLUMN_THREADS
                                      * threads a row, or a thread a lane */
         return launch_kernel(
@@ -395,14 +418,19 @@ launch_pass(const cr_rows_plan *plan, int p, const unsigned char *in,
             grid, dim3(pass->threads_x, pass->threads_y), 0, stream, in,
             *geometry, rows, pass->length, stride, (int)pass->chunk,
             pass->chunks, pass->group, out, chunk_bytes, finish);
-    default:
-        return launch_kernel(dependent,
-                             p > 0 ? reduce_rows<Acc, Acc, Op, Store>
-                                   : reduce_rows<T, Acc, Op, Store>,
-                             grid, block, 0, stream, in, *geometry, rows,
-                             pass->length, stride, (int)pass->chunk,
-                             pass->chunks, pass->group, out, chunk_bytes,
-                             finish);
+    default: {
+        auto kernel = p > 0 ? reduce_rows<Acc, Acc, Op, Store>
+                            : reduce_rows<T, Acc, Op, Store>;
+        if constexpr (rows_by_vectors<T, Acc, Op>) {
+            if (p == 0 && by_vectors<T>(pass, in, geometry, stride)) {
+                kernel = reduce_rows<T, Acc, Op, Store, true>;
+            }
+        }
+        return launch_kernel(dependent, kernel, grid, block, 0, stream, in,
+                             *geometry, rows, pass->length, stride,
+                             (int)pass->chunk, pass->chunks, pass->group,
+                             out, chunk_bytes, finish);
+    }
     }
 }
 

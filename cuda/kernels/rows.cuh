@@ -22,6 +22,12 @@
  *   with offsets G/2 .. 1, gives the same bits as the 32: short rows
  *   share a warp (32 / G rows in one).
  *
+ * An operator whose result is the same bits in any order (an integer's
+ * or bool's: operators.cuh's any_order) into a wider accumulator keeps
+ * the chunks but not the lanes' order: reduce_rows reads its chunks of
+ * adjacent, aligned elements by 16-byte vectors (fold_vectors,
+ * rows_by_vectors).
+ *
  * reduce_rows: a warp, or a group of G lanes, per chunk, its lanes
  * reading the chunk's elements at any stride (adjacent ones: coalesced);
  * later passes read the partials with it, or where they are few and long
@@ -45,6 +51,7 @@
 #define CUDAREDUCE_ROWS_CUH
 
 #include <cstdint>
+#include <algorithm>
 
 #include "dependent_launch.cuh"
 #include "kernels/casts.cuh"
@@ -283,6 +290,69 @@ __device__ __forceinline__ Acc fold_lane(const unsigned char *chunk,
     return Fold::finish(v, first);
 }
 
+/* Whether reduce_rows may read a chunk of T by 16-byte vectors into Acc
+ * under Op (its instance of VECTORS): an operator whose result is the same
+ * bits in any order (any_order), whose lanes need not each take
+ * elements 32 apart, into an accumulator other than its elements' (an
+ * integer's sum or product, any or all of a number): int8 sums along
+ * rows took 0.55-0.62x the time of 1-byte loads.  Not an index
+ * operator's: float32 argmax over (32, 2^17) took 1.04x
+ * (docs/recorded/axis-vectors-2026-11-28-h200.txt). */
+template <class T, class Acc, class Op>
+inline constexpr bool rows_by_vectors =
+    any_order<Acc, Op> && sizeof(T) < 16 && !cuda::std::is_same_v<T, Acc>
+    && !is_indexed<Acc>::value;
+
+/* Vectors in flight a lane of fold_vectors.  At 4, ptxas spilled 48
+ * bytes of the integer sums at rows_blocks_per_sm's 64 registers (sm_90);
+ * at 3 none, and int8 sums along rows took 0.55-0.62x the time of 1-byte
+ * loads, where 4 with 3 blocks an SM (no spill) took 0.73-0.82x
+ * (docs/recorded/axis-vectors-2026-11-28-h200.txt). */
+#define CR_ROWS_VECTOR_UNROLL 3
+
+/* One lane's share of a chunk of m elements at `chunk` (16-byte aligned,
+ * adjacent, the first of index `first` in its row) by 16-byte vectors:
+ * vectors lane, lane + 32, ..., each combined as the fast kernel combines
+ * one (combine_vector), and for lane 0 the m % VEC elements after the
+ * last whole vector.  For operators of any order only
+ * (rows_by_vectors): their results do not depend on which lane took an
+ * element, or when. */
+template <class T, class Acc, class Op>
+__device__ __forceinline__ Acc fold_vectors(const unsigned char *chunk,
+                                            int64_t first, int lane, int m)
+{
+    constexpr int VEC = 16 / (int)sizeof(T);
+    constexpr int UNROLL = CR_ROWS_VECTOR_UNROLL;
+    const Op op;
+    const uint4 *vectors = reinterpret_cast<const uint4 *>(chunk);
+    const int count = m / VEC;
+    Acc v = Op::identity();
+    for (int k = lane; k < count; k += 32 * UNROLL) {
+        uint4 bits[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            if (k + 32 * u < count) {
+                bits[u] = __ldg(vectors + k + 32 * u);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            if (k + 32 * u < count) {
+                v = op(v, combine_vector<T, Acc, Op>(
+                              bits[u], first + (int64_t)(k + 32 * u) * VEC));
+            }
+        }
+    }
+    if (lane == 0) {
+        for (int e = count * VEC; e < m; e++) {
+            v = op(v, to_accumulator<Acc>(
+                          load_element<T>(chunk + e * (int64_t)sizeof(T)),
+                          first + e));
+        }
+    }
+    return v;
+}
+
 /* The lanes of a group of `group` (a power of two up to 32) combined by
  * the order's tree: lane 0 holds the result.  `present`: how many of its
  * first lanes hold a value (the others take no part); `lane`: the
@@ -318,13 +388,15 @@ inline constexpr int rows_blocks_per_sm =
  * warp), chunk c of row r being segment r * chunks + c.  Its partial
  * goes to out + the row's out offset + c * chunk_bytes: a partials
  * buffer's place, or for chunks 1 the row's result, as Store writes it. */
-template <class T, class Acc, class Op, class Store>
+template <class T, class Acc, class Op, class Store, bool VECTORS = false>
 __global__ void __launch_bounds__(CR_ROWS_THREADS, rows_blocks_per_sm<T, Acc>)
 reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
             int64_t rows, int64_t length, int64_t stride, int chunk_length,
             int64_t chunks, int group, unsigned char *out,
             int64_t chunk_bytes, cr_rows_finish finish)
 {
+    static_assert(!VECTORS || rows_by_vectors<T, Acc, Op>,
+                  "vectors only where the order is free");
     /* A later pass is launched as the pass before's dependent
      * (dependent_launch.cuh): it reads that one's partials. */
     let_dependents_launch();
@@ -355,12 +427,24 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
             m = length - first < elements ? length - first : elements;
             row_offsets(geometry, row, &in_offset, &out_offset);
         }
-        if (lane < m) {
+        int present = m < group ? (int)m : group;
+        if constexpr (VECTORS) {
+            /* the lanes that take a vector, or lane 0 the elements of a
+             * chunk shorter than one */
+            constexpr int VEC = 16 / (int)sizeof(T);
+            present = m / VEC < 32 ? (int)(m / VEC) : 32;
+            present = present > 0 || m == 0 ? present : 1;
+            if (lane < present) {
+                v = fold_vectors<T, Acc, Op>(in + in_offset + first * stride,
+                                             first, lane, (int)m);
+            }
+        }
+        else if (lane < m) {
             v = fold_lane<T, Acc, Op, rows_unroll<T, Acc>>(
                 in + in_offset + first * stride, stride, first, lane, group,
                 (int)m);
         }
-        v = group_tree<Acc, Op>(v, lane, m < group ? (int)m : group, group);
+        v = group_tree<Acc, Op>(v, lane, present, group);
         if (segment < segments && lane == 0) {
             *reinterpret_cast<typename Store::type *>(
                 out + out_offset + chunk * chunk_bytes) =
@@ -373,12 +457,10 @@ reduce_rows(const unsigned char *in, cr_rows_geometry geometry,
  * once: CR_ROWS_STAGED_BYTES of them, a whole number of its threads' and
  * of the order's 32 lanes, at most CR_ROW_CHUNK. */
 template <class Acc>
-inline constexpr int staged_slab =
+inline constexpr int staged_slab = std::min(
     CR_ROWS_STAGED_BYTES / (int)sizeof(Acc) / CR_ROWS_THREADS
-            * CR_ROWS_THREADS < CR_ROW_CHUNK
-        ? CR_ROWS_STAGED_BYTES / (int)sizeof(Acc) / CR_ROWS_THREADS
-              * CR_ROWS_THREADS
-        : CR_ROW_CHUNK;
+        * CR_ROWS_THREADS,
+    CR_ROW_CHUNK);
 static_assert(CR_ROWS_THREADS % 32 == 0, "a slab is whole lanes' turns");
 
 /* A later pass's few long rows of partials (rows_plan.c's
