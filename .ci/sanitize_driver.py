@@ -28,7 +28,9 @@ Input kinds
     dlpack           a "device" array handed over only by DLPack (an object
                      with __dlpack__ and __dlpack_device__, no CAI);
     host             a NumPy array (through the pinned host ring);
-    host-strided     a backwards strided NumPy view (the ring's gather).
+    host-strided     a backwards strided NumPy view (the ring's gather);
+    host-locked      a NumPy array in pinned memory (CuPy's), copied from
+                     where it is, not staged.
 
 Device inputs are made with cupy.asarray from host data (a copy: every
 byte initialized), never by a CuPy kernel.
@@ -68,7 +70,7 @@ from cudareduce.bench.exact_reference import round_exact  # noqa: E402
 
 ALL_SIZES = (1, 31, 33, 1000, 4097, (1 << 20) + 3)
 DEVICE_KINDS = ("device", "device-offset", "device-strided", "dlpack")
-ALL_KINDS = DEVICE_KINDS + ("host", "host-strided")
+ALL_KINDS = DEVICE_KINDS + ("host", "host-strided", "host-locked")
 DTYPES = tuple(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
     np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
@@ -78,7 +80,8 @@ DTYPES = tuple(np.dtype(d) for d in (
 PROFILES = {
     # Out-of-bounds and misaligned global/shared accesses, API misuse,
     # device-side leaks: every size, every kind (host ones included: the
-    # ring's copies and chunk reductions).  9720 calls.
+    # ring's copies, staged or from locked pages, and chunk reductions).
+    # Each run prints the calls it made.
     "memcheck": {"sizes": ALL_SIZES, "kinds": ALL_KINDS},
     # Reads of device memory never written: every size, every kind.
     "initcheck": {"sizes": ALL_SIZES, "kinds": ALL_KINDS},
@@ -86,7 +89,7 @@ PROFILES = {
     # blocks and its last block: sizes that give one block, a few, and
     # many at every block size; device kinds (the host path launches the
     # same kernels).  Racecheck is the slowest tool, and a race does not
-    # need a million elements to show.  4860 calls.
+    # need a million elements to show.
     "racecheck": {"sizes": (33, 4097, 70_001), "kinds": DEVICE_KINDS},
     # __syncthreads/__syncwarp misuse (divergent barriers): as racecheck.
     "synccheck": {"sizes": (33, 4097, 70_001), "kinds": DEVICE_KINDS},
@@ -135,6 +138,12 @@ def make_input(cupy, kind, host_wide, n):
         return host_wide[:n].copy(), host_wide[:n]
     if kind == "host-strided":
         return host_wide[::-2], host_wide[::-2]
+    if kind == "host-locked":
+        memory = cupy.cuda.alloc_pinned_memory(max(n, 1)
+                                               * host_wide.itemsize)
+        locked = np.frombuffer(memory, host_wide.dtype, n)
+        locked[...] = host_wide[:n]
+        return locked, host_wide[:n]
     raise ValueError(kind)
 
 

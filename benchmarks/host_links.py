@@ -41,6 +41,11 @@ buffer, as measured one at a time, spread over that buffer's bytes).
    array for every k), its result checked; ``report`` then prints its
    GB/s, its share of the floor on as many GPUs, and its speed-up over
    one GPU's call.
+6. ``cudareduce.sum, locked`` (``--reduce``): the same calls once ``x``'s
+   pages are registered in place (``cudaHostRegister``, portable; the
+   registration outside the timing, as for memory its owner keeps
+   pinned): the library then copies the chunks from the array itself,
+   not through the staging copy, so their floor is the links' alone.
 """
 from __future__ import annotations
 
@@ -55,7 +60,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["floors", "host_copy_seconds", "main", "parse_args",
+__all__ = ["SUMS", "floors", "host_copy_seconds", "main", "parse_args",
            "reduce_rows", "report", "thread_counts"]
 
 GIB = 1 << 30
@@ -188,10 +193,19 @@ def _device_rows(cupy, gpus: int, nbytes: int, repeats: int) -> list[dict]:
     return rows
 
 
-def reduce_rows(cudareduce, x: np.ndarray, gpus: int,
-                repeats: int) -> list[dict]:
-    """The ``cudareduce.sum`` rows: `x` summed on the first 1, 2, 4, ...
-    of `gpus` GPUs, each count's result the same bits as one GPU's."""
+SUMS = {"cudareduce.sum": "floor_gbps", "cudareduce.sum, locked":
+        "links_gbps"}
+"""The rows of the library's calls, each with the floor (of
+:func:`floors`) that bounds it: a pageable array's is the smaller of the
+links and the staging copy; a locked one's, copied in place, the
+links'."""
+
+
+def reduce_rows(cudareduce, x: np.ndarray, gpus: int, repeats: int,
+                name: str = "cudareduce.sum") -> list[dict]:
+    """The rows `name` (of :data:`SUMS`): `x` summed on the first 1, 2,
+    4, ... of `gpus` GPUs, each count's result the same bits as one
+    GPU's."""
     rows = []
     want = None
     for count in thread_counts(gpus):
@@ -210,8 +224,8 @@ def reduce_rows(cudareduce, x: np.ndarray, gpus: int,
                for g in got):
             raise AssertionError(f"devices={devices}: {got} against one "
                                  f"GPU's {want}")
-        rows.append({"row": "cudareduce.sum", "gpus": count,
-                     "nbytes": x.nbytes, "seconds": seconds})
+        rows.append({"row": name, "gpus": count, "nbytes": x.nbytes,
+                     "seconds": seconds})
     return rows
 
 
@@ -265,16 +279,18 @@ def report(rows: list[dict]) -> str:
             lines.append(f"{count:>4}{f['links_gbps']:>12.1f}{host:>11}"
                          f"{f['floor_gbps']:>12.1f}"
                          f"{f['floor_gbps'] / one:>11.2f}")
-    sums = {r["gpus"]: r["nbytes"] / r["seconds"] / 1e9 for r in rows
-            if r["row"] == "cudareduce.sum"}
-    if sums:
+    for name, bound in SUMS.items():
+        sums = {r["gpus"]: r["nbytes"] / r["seconds"] / 1e9 for r in rows
+                if r["row"] == name}
+        if not sums:
+            continue
         lines.append("")
-        lines.append(f"{'GPUs':>4}{'cudareduce.sum GB/s':>21}"
+        lines.append(f"{'GPUs':>4}{name + ' GB/s':>29}"
                      f"{'% of floor':>12}{'x one GPU':>11}")
         for count, gbps in sorted(sums.items()):
-            floor = found.get(count, {}).get("floor_gbps")
+            floor = found.get(count, {}).get(bound)
             share = "-" if floor is None else f"{100 * gbps / floor:.0f}%"
-            lines.append(f"{count:>4}{gbps:>21.1f}{share:>12}"
+            lines.append(f"{count:>4}{gbps:>29.1f}{share:>12}"
                          f"{gbps / sums[min(sums)]:>11.2f}")
     return "\n".join(lines)
 
@@ -297,9 +313,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.reduce:
         import cudareduce  # noqa: PLC0415 - built on the GPU machine
         del target
-        rows += reduce_rows(cudareduce,
-                            source[:source.size // 4 * 4].view(np.float32),
-                            gpus, args.repeats)
+        x = source[:source.size // 4 * 4].view(np.float32)
+        rows += reduce_rows(cudareduce, x, gpus, args.repeats)
+        # 1: cudaHostRegisterPortable, locked for every GPU's copies.
+        cupy.cuda.runtime.hostRegister(x.ctypes.data, x.nbytes, 1)
+        try:
+            rows += reduce_rows(cudareduce, x, gpus, args.repeats,
+                                "cudareduce.sum, locked")
+        finally:
+            cupy.cuda.runtime.hostUnregister(x.ctypes.data)
     names = [cupy.cuda.runtime.getDeviceProperties(k)["name"].decode()
              for k in range(gpus)]
     print(f"{gpus} of {visible} GPUs: {', '.join(names)}; "

@@ -45,6 +45,7 @@ WHOLE_GPU = pytest.mark.whole_gpu
 
 
 @pytest.mark.parametrize("case", ["boundaries", "layouts", "threads",
+                                  "locked",
                                   pytest.param("failure", marks=WHOLE_GPU)])
 def test_host_ring(case, session_seed):
     out = run_checks(case, session_seed)

@@ -187,3 +187,28 @@ def test_a_fault_on_one_device_leaves_every_device_usable(cupy, rng,
                 inject(-1)
             assert bits(cudareduce.sum(x, exact=exact, devices=devices)) \
                 == bits(cudareduce.sum(x, exact=exact)), (devices, exact)
+
+
+def test_locked_pages_give_one_gpus_bits(cupy, rng):
+    """An array in pinned memory (copied by each device from where it is,
+    not staged): every list gives one GPU's bits, and a fault on one
+    device still leaves every device's calls right."""
+    memory = cupy.cuda.alloc_pinned_memory(N * 4)
+    x = np.frombuffer(memory, np.float32, N)
+    x[...] = rng.standard_normal(N)
+    pageable = x.copy()
+    want = cudareduce.sum(pageable)
+    inject = cudareduce._cudareduce._inject_host_fault
+    for devices in device_lists(cupy):
+        assert bits(cudareduce.sum(x, devices=devices)) == bits(want), \
+            devices
+        assert bits(cudareduce.sum(x, exact=True, devices=devices)) \
+            == bits(cudareduce.sum(pageable, exact=True)), devices
+        inject(3)
+        try:
+            with pytest.raises(MemoryError, match="injected"):
+                cudareduce.sum(x, devices=devices)
+        finally:
+            inject(-1)
+        assert bits(cudareduce.sum(x, devices=devices)) == bits(want), \
+            devices

@@ -35,11 +35,45 @@ take_injected_fault(int64_t k)
            && injected_fault_chunk.compare_exchange_strong(expected, -1);
 }
 
+/* Whether both ends of a contiguous array are page-locked (memory from
+ * cudaHostAlloc, or registered in place with cudaHostRegister: a pinned
+ * tensor's, cupyx.empty_pinned's): then the link copies its chunks from
+ * where they are, and the staging copy, which limits a pageable array on
+ * several GPUs, is left out.  Where a range between the ends is not
+ * locked, cudaMemcpyAsync copies it as pageable memory: slower, not
+ * wrong. */
+static bool
+pages_locked(const cr_request *request)
+{
+    if (request->n == 0
+        || (request->layout != NULL && !request->layout->contiguous)) {
+        return false;
+    }
+    const unsigned char *start = static_cast<const unsigned char *>(
+        cr_layout_start(request->data, request->layout));
+    const unsigned char *ends[2] = {
+        start, start + request->n * cr_type_size(request->type) - 1};
+    for (const unsigned char *end : ends) {
+        cudaPointerAttributes attributes;
+        if (cudaPointerGetAttributes(&attributes, end) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return false;
+        }
+        if (attributes.type != cudaMemoryTypeHost) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* A host array's chunking: chunks of `chunk` elements (the rings'),
- * the last one `tail` (a plan of its own where shorter: own_tail). */
+ * the last one `tail` (a plan of its own where shorter: own_tail); where
+ * its pages are locked (pages_locked), the array's first byte, from which
+ * the chunks are copied without staging, else NULL. */
 typedef struct {
     int64_t chunk, chunks, tail;
     int own_tail;
+    const unsigned char *locked;
 } host_chunking;
 
 static host_chunking
@@ -50,6 +84,10 @@ chunking_of(const cr_request *request, size_t chunk_bytes)
     c.chunks = (request->n + c.chunk - 1) / c.chunk;
     c.tail = request->n - (c.chunks - 1) * c.chunk;
     c.own_tail = c.chunks > 1 && c.tail != c.chunk;
+    c.locked = pages_locked(request)
+        ? static_cast<const unsigned char *>(
+              cr_layout_start(request->data, request->layout))
+        : NULL;
     return c;
 }
 
@@ -122,9 +160,10 @@ done:
 }
 
 /* Streams the share's chunks through its ring: chunk k is staged into
- * slot k % count by the staging threads, copied on the ring's copy stream
- * and reduced on the share's stream into its partials (cast first, where
- * the route says), so that staging chunk k + 1 overlaps the copy and the
+ * slot k % count by the staging threads (copied from the array itself
+ * where its pages are locked), copied on the ring's copy stream and
+ * reduced on the share's stream into its partials (cast first, where the
+ * route says), so that staging chunk k + 1 overlaps the copy and the
  * reduction of chunk k; an exact sum's chunks add into its state, the
  * array's last rounding it where `rounds` (one device's whole array).
  * Stops before a chunk once *stop is set (another share failed: its
@@ -154,13 +193,20 @@ share_stream(host_share *share, const cr_request *request,
         if (done_before >= ring->count) {
             /* The slot's staging buffer was copied out, and its device
              * buffer reduced, before they are reused. */
-            CR_CHECK(cudaEventSynchronize(ring->copied[slot]));
+            if (c->locked == NULL) {
+                CR_CHECK(cudaEventSynchronize(ring->copied[slot]));
+            }
             CR_CHECK(cudaStreamWaitEvent(ring->copy_stream,
                                          ring->reduced[slot], 0));
         }
-        cr_stager_copy(ring->stager, request->data, request->layout, item,
-                       k * c->chunk, count, ring->staging[slot]);
-        CR_CHECK(cudaMemcpyAsync(buffer, ring->staging[slot],
+        if (c->locked == NULL) {
+            cr_stager_copy(ring->stager, request->data, request->layout,
+                           item, k * c->chunk, count, ring->staging[slot]);
+        }
+        CR_CHECK(cudaMemcpyAsync(buffer,
+                                 c->locked != NULL
+                                     ? c->locked + k * c->chunk * item
+                                     : ring->staging[slot],
                                  (size_t)count * item,
                                  cudaMemcpyHostToDevice, ring->copy_stream));
         CR_CHECK(cudaEventRecord(ring->copied[slot], ring->copy_stream));

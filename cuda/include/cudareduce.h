@@ -308,7 +308,8 @@ cr_status cr_device_exchange(int device, int *previous, cr_error *error);
  *
  * Host data (CR_HOST), contiguous or strided, streams through a ring of
  * pinned and device buffers (host_ring.cuh), chunk by chunk, each chunk
- * reduced while the next is staged and copied.  Device data (CR_DEVICE),
+ * reduced while the next is staged and copied (a contiguous array in
+ * page-locked memory is copied from where it is, not staged).  Device data (CR_DEVICE),
  * on any device, is read in place when its layout is contiguous, else
  * gathered into a contiguous buffer first.  Where no kernel instance reads
  * the elements into the accumulator as NumPy's cast asks (a dtype= that

@@ -228,18 +228,36 @@ def test_reduce_rows_refuse_other_bits_than_one_gpus():
                                np.ones(10, np.float32), 2, 1)
 
 
-def test_report_puts_the_sums_under_their_floors():
-    """Two GPUs: floor 80 GB/s (the host's memcpy), the sum at 72: 90%,
-    1.31x one GPU's 55 (at 100% of its floor, 55)."""
+@pytest.mark.parametrize("name, two, share", [
+    ("cudareduce.sum", 72, "90%"), ("cudareduce.sum, locked", 99, "90%")])
+def test_report_puts_the_sums_under_their_floors(name, two, share):
+    """Two GPUs: links 110 GB/s, the host's memcpy 80.  A pageable
+    array's floor is the smaller, 80: the sum at 72 is 90% of it, 1.31x
+    one GPU's 55 (100% of one link).  Locked pages are copied in place:
+    their floor is the links', 110: at 99, 90%, 1.80x.  Each row kind has
+    a table of its own."""
+    other = "cudareduce.sum" if "locked" in name else \
+        "cudareduce.sum, locked"
     rows = [row("pinned H2D", 1, 55), row("pinned H2D", 2, 110, 4 * GIB),
             row("host memcpy", 2, 80, 4 * GIB, threads=8),
-            row("cudareduce.sum", 1, 55, 4 * GIB),
-            row("cudareduce.sum", 2, 72, 4 * GIB)]
+            row(name, 1, 55, 4 * GIB), row(name, 2, two, 4 * GIB)]
     lines = host_links.report(rows).splitlines()
+
+    def header(kind):
+        return f"GPUs {kind} GB/s % of floor x one GPU".split()
+
     start = next(i for i, line in enumerate(lines)
-                 if "cudareduce.sum GB/s" in line)
+                 if line.split() == header(name))
     assert lines[start + 1].split() == ["1", "55.0", "100%", "1.00"]
-    assert lines[start + 2].split() == ["2", "72.0", "90%", "1.31"]
+    assert lines[start + 2].split() == ["2", f"{two:.1f}", share,
+                                        f"{two / 55:.2f}"]
+    assert not any(line.split() == header(other) for line in lines)
+
+
+def test_reduce_rows_take_their_name():
+    rows = host_links.reduce_rows(_FakeLibrary(), np.ones(10, np.float32),
+                                  2, 1, "cudareduce.sum, locked")
+    assert [r["row"] for r in rows] == ["cudareduce.sum, locked"] * 2
 
 
 def test_reduce_is_an_option():

@@ -3,6 +3,7 @@ interpreter: ``python -m support.host_checks CASE SEED``, tests/ on the
 path.  Prints ``ok`` on success; any failure raises (non-zero exit)."""
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -101,6 +102,83 @@ def idle(rng):
     time.sleep(1.0)
     used = time.process_time() - cpu
     assert used < 0.1, f"{used:.3f} s of CPU in 1 s of idle time"
+
+
+def locked(rng):
+    """Arrays whose pages are locked are copied from where they are, not
+    staged (cuda/host/host_path.cu, pages_locked): memory from
+    cudaHostAlloc (CuPy's pinned memory, a pinned tensor) and pageable
+    memory registered in place; each gives the bits of a pageable copy of
+    the same data, across chunk edges, in the ring's every slot many times
+    over, for every method.  A view of locked memory whose elements are
+    not contiguous is staged; so is an array only partly registered, and
+    one registered at its two ends only is copied by the driver as
+    pageable memory (slower, not wrong)."""
+    import cupy
+    import torch
+    runtime = cupy.cuda.runtime
+
+    def pinned(n, dtype):
+        memory = cupy.cuda.alloc_pinned_memory(max(n, 1) * dtype.itemsize)
+        return np.frombuffer(memory, dtype, n), memory
+
+    def same_bits(a, what, ops=OPS, methods=METHODS):
+        pageable = a.copy(order="K")
+        for op in ops:
+            want = numpy_answer(op, pageable)
+            for method in methods:
+                got = getattr(cudareduce, op)(a, method)
+                assert same(op, got, want), (what, op, method, got, want)
+                assert np.asarray(got).tobytes() == np.asarray(
+                    getattr(cudareduce, op)(pageable, method)).tobytes(), \
+                    (what, op, method)
+
+    for dtype in DTYPES:
+        chunk = CHUNK_BYTES // dtype.itemsize
+        for n in (1, chunk - 1, chunk, chunk + 1, 7 * chunk + 7):
+            a, keep = pinned(n, dtype)
+            a[...] = integer_values(rng, n, dtype)
+            same_bits(a, f"pinned {dtype} n={n}")
+            del keep
+    chunk = CHUNK_BYTES // 4
+    base, keep = pinned(6 * chunk + 11, np.dtype(np.int32))
+    base[...] = integer_values(rng, base.size, np.int32)
+    for name, view in {"offset": base[5:], "reversed": base[::-1],
+                       "step 2": base[::2],
+                       "2-d": base[:2048 * 768].reshape(2048, 768).T}.items():
+        same_bits(view, f"pinned {name}", ("sum", "max"), ("fast",))
+        assert int(cudareduce.argmax(view)) == int(np.argmax(view)), name
+    floats = torch.from_numpy(
+        rng.standard_normal(5 * chunk + 3).astype(np.float32)).pin_memory()
+    same_bits(floats.numpy(), "a pinned tensor", ("sum",), ("fast",))
+    exact = cudareduce.sum(floats.numpy(), exact=True)
+    assert exact.tobytes() == cudareduce.sum(
+        floats.numpy().copy(), exact=True).tobytes()
+    assert float(exact) == float(np.float32(math.fsum(
+        floats.numpy().astype(np.float64))))
+    del keep
+
+    page = 4096
+    raw = np.zeros(8 * chunk * 4 + 2 * page, np.uint8)
+    start = -raw.ctypes.data % page
+    a = raw[start:start + 8 * chunk * 4].view(np.int32)
+    a[...] = integer_values(rng, a.size, np.int32)
+    # 1: cudaHostRegisterPortable, locked for every device's copies.
+    runtime.hostRegister(a.ctypes.data, a.nbytes, 1)
+    try:
+        same_bits(a, "registered in place", ("sum", "min"), ("fast",))
+    finally:
+        runtime.hostUnregister(a.ctypes.data)
+    for ranges, what in (([(0, a.nbytes // 2)], "half registered"),
+                         ([(0, page), (a.nbytes - page, page)],
+                          "registered at its ends")):
+        for offset, size in ranges:
+            runtime.hostRegister(a.ctypes.data + offset, size, 1)
+        try:
+            same_bits(a, what, ("sum", "min"), ("fast",))
+        finally:
+            for offset, _ in ranges:
+                runtime.hostUnregister(a.ctypes.data + offset)
 
 
 def take_device_memory(cupy) -> list[int]:
