@@ -178,6 +178,7 @@ share_stream(host_share *share, const cr_request *request,
     const size_t item = cr_type_size(request->type);
     const size_t acc_size = cr_result_size(request->acc, request->op);
     const int casts = route->staged != request->type;
+    const unsigned char *locked = c->locked;
     for (int64_t k = share->first; k < share->end; k++) {
         const int64_t done_before = k - share->first;
         const int slot = (int)(done_before % ring->count);
@@ -193,22 +194,36 @@ share_stream(host_share *share, const cr_request *request,
         if (done_before >= ring->count) {
             /* The slot's staging buffer was copied out, and its device
              * buffer reduced, before they are reused. */
-            if (c->locked == NULL) {
+            if (locked == NULL) {
                 CR_CHECK(cudaEventSynchronize(ring->copied[slot]));
             }
             CR_CHECK(cudaStreamWaitEvent(ring->copy_stream,
                                          ring->reduced[slot], 0));
         }
-        if (c->locked == NULL) {
+        if (locked != NULL) {
+            const cudaError_t copy = cudaMemcpyAsync(
+                buffer, locked + k * c->chunk * item, (size_t)count * item,
+                cudaMemcpyHostToDevice, ring->copy_stream);
+            if (copy == cudaErrorInvalidValue) {
+                /* The driver refuses a range that is not all locked (an
+                 * array registered at its ends only, say): this chunk
+                 * and the rest are staged; no staging buffer is in use
+                 * yet. */
+                (void)cudaGetLastError();
+                locked = NULL;
+            }
+            else {
+                CR_CHECK(copy);
+            }
+        }
+        if (locked == NULL) {
             cr_stager_copy(ring->stager, request->data, request->layout,
                            item, k * c->chunk, count, ring->staging[slot]);
+            CR_CHECK(cudaMemcpyAsync(buffer, ring->staging[slot],
+                                     (size_t)count * item,
+                                     cudaMemcpyHostToDevice,
+                                     ring->copy_stream));
         }
-        CR_CHECK(cudaMemcpyAsync(buffer,
-                                 c->locked != NULL
-                                     ? c->locked + k * c->chunk * item
-                                     : ring->staging[slot],
-                                 (size_t)count * item,
-                                 cudaMemcpyHostToDevice, ring->copy_stream));
         CR_CHECK(cudaEventRecord(ring->copied[slot], ring->copy_stream));
         CR_CHECK(cudaStreamWaitEvent(share->stream, ring->copied[slot], 0));
         if (casts) {

@@ -149,7 +149,7 @@ def locked(rng):
         same_bits(view, f"pinned {name}", ("sum", "max"), ("fast",))
         assert int(cudareduce.argmax(view)) == int(np.argmax(view)), name
     floats = torch.from_numpy(
-        rng.standard_normal(5 * chunk + 3).astype(np.float32)).pin_memory()
+        integer_values(rng, 5 * chunk + 3, np.float32)).pin_memory()
     same_bits(floats.numpy(), "a pinned tensor", ("sum",), ("fast",))
     exact = cudareduce.sum(floats.numpy(), exact=True)
     assert exact.tobytes() == cudareduce.sum(
