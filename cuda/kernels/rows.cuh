@@ -306,7 +306,7 @@ inline constexpr bool rows_by_vectors =
 /* Vectors in flight a lane of fold_vectors.  At 4, ptxas spilled 48
  * bytes of the integer sums at rows_blocks_per_sm's 64 registers (sm_90);
  * at 3 none, and int8 sums along rows took 0.55-0.62x the time of 1-byte
- * loads, where 4 with 3 blocks an SM (no spill) took 0.73-0.82x
+ * loads, where 4 with 3 blocks an SM (no spill) took 0.72-0.82x
  * (docs/recorded/axis-vectors-2026-11-28-h200.txt). */
 #define CR_ROWS_VECTOR_UNROLL 3
 
