@@ -40,8 +40,8 @@ take_injected_fault(int64_t k)
  * tensor's, cupyx.empty_pinned's): then the link copies its chunks from
  * where they are, and the staging copy, which limits a pageable array on
  * several GPUs, is left out.  Where a range between the ends is not
- * locked, cudaMemcpyAsync copies it as pageable memory: slower, not
- * wrong. */
+ * locked, the driver refuses the copy of a chunk that spans it, and
+ * share_stream stages that chunk and the rest. */
 static bool
 pages_locked(const cr_request *request)
 {

@@ -112,8 +112,9 @@ def locked(rng):
     the same data, across chunk edges, in the ring's every slot many times
     over, for every method.  A view of locked memory whose elements are
     not contiguous is staged; so is an array only partly registered, and
-    one registered at its two ends only is copied by the driver as
-    pageable memory (slower, not wrong)."""
+    one registered at its two ends only from the first chunk whose copy
+    the driver refuses (cudaErrorInvalidValue: the range is not all
+    locked)."""
     import cupy
     import torch
     runtime = cupy.cuda.runtime
