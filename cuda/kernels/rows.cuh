@@ -50,8 +50,8 @@
 #ifndef CUDAREDUCE_ROWS_CUH
 #define CUDAREDUCE_ROWS_CUH
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 
 #include "dependent_launch.cuh"
 #include "kernels/casts.cuh"
@@ -294,9 +294,9 @@ __device__ __forceinline__ Acc fold_lane(const unsigned char *chunk,
  * under Op (its instance of VECTORS): an operator whose result is the same
  * bits in any order (any_order), whose lanes need not each take
  * elements 32 apart, into an accumulator other than its elements' (an
- * integer's sum or product, any or all of a number): int8 sums along
- * rows took 0.55-0.62x the time of 1-byte loads.  Not an index
- * operator's: float32 argmax over (32, 2^17) took 1.04x
+ * integer's sum or product, any or all of a number; the gain:
+ * CR_ROWS_VECTOR_UNROLL).  Not an index operator's: float32 argmax over
+ * (32, 2^17) took 1.04x the time by vectors
  * (docs/recorded/axis-vectors-2026-11-28-h200.txt). */
 template <class T, class Acc, class Op>
 inline constexpr bool rows_by_vectors =
