@@ -120,8 +120,9 @@ def locked(rng):
     runtime = cupy.cuda.runtime
 
     def pinned(n, dtype):
+        # The array keeps its pinned memory alive (its base).
         memory = cupy.cuda.alloc_pinned_memory(max(n, 1) * dtype.itemsize)
-        return np.frombuffer(memory, dtype, n), memory
+        return np.frombuffer(memory, dtype, n)
 
     def same_bits(a, what, ops=OPS, methods=METHODS):
         pageable = a.copy(order="K")
@@ -137,12 +138,11 @@ def locked(rng):
     for dtype in DTYPES:
         chunk = CHUNK_BYTES // dtype.itemsize
         for n in (1, chunk - 1, chunk, chunk + 1, 7 * chunk + 7):
-            a, keep = pinned(n, dtype)
+            a = pinned(n, dtype)
             a[...] = integer_values(rng, n, dtype)
             same_bits(a, f"pinned {dtype} n={n}")
-            del keep
     chunk = CHUNK_BYTES // 4
-    base, keep = pinned(6 * chunk + 11, np.dtype(np.int32))
+    base = pinned(6 * chunk + 11, np.dtype(np.int32))
     base[...] = integer_values(rng, base.size, np.int32)
     for name, view in {"offset": base[5:], "reversed": base[::-1],
                        "step 2": base[::2],
@@ -157,7 +157,6 @@ def locked(rng):
         floats.numpy().copy(), exact=True).tobytes()
     assert float(exact) == float(np.float32(math.fsum(
         floats.numpy().astype(np.float64))))
-    del keep
 
     page = 4096
     raw = np.zeros(8 * chunk * 4 + 2 * page, np.uint8)
