@@ -60,7 +60,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["SUMS", "floors", "host_copy_seconds", "main", "parse_args",
+__all__ = ["LOCKED", "ONE_CALL", "SUMS", "floors", "host_copy_seconds", "main", "parse_args",
            "reduce_rows", "report", "thread_counts"]
 
 GIB = 1 << 30
@@ -193,8 +193,11 @@ def _device_rows(cupy, gpus: int, nbytes: int, repeats: int) -> list[dict]:
     return rows
 
 
-SUMS = {"cudareduce.sum": "floor_gbps", "cudareduce.sum, locked":
-        "links_gbps"}
+#: The rows of the library's calls: on a pageable array, and on the
+#: same array registered in place.
+ONE_CALL = "cudareduce.sum"
+LOCKED = "cudareduce.sum, locked"
+SUMS = {ONE_CALL: "floor_gbps", LOCKED: "links_gbps"}
 """The rows of the library's calls, each with the floor (of
 :func:`floors`) that bounds it: a pageable array's is the smaller of the
 links and the staging copy; a locked one's, copied in place, the
@@ -202,7 +205,7 @@ links'."""
 
 
 def reduce_rows(cudareduce, x: np.ndarray, gpus: int, repeats: int,
-                name: str = "cudareduce.sum") -> list[dict]:
+                name: str = ONE_CALL) -> list[dict]:
     """The rows `name` (of :data:`SUMS`): `x` summed on the first 1, 2,
     4, ... of `gpus` GPUs, each count's result the same bits as one
     GPU's."""
@@ -318,8 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # 1: cudaHostRegisterPortable, locked for every GPU's copies.
         cupy.cuda.runtime.hostRegister(x.ctypes.data, x.nbytes, 1)
         try:
-            rows += reduce_rows(cudareduce, x, gpus, args.repeats,
-                                "cudareduce.sum, locked")
+            rows += reduce_rows(cudareduce, x, gpus, args.repeats, LOCKED)
         finally:
             cupy.cuda.runtime.hostUnregister(x.ctypes.data)
     names = [cupy.cuda.runtime.getDeviceProperties(k)["name"].decode()

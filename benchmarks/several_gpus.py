@@ -58,9 +58,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-# A script of this folder, as host_links.py is (benchmarks/ is no package).
+# Scripts of this folder, as this one is (benchmarks/ is no package).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from host_links import thread_counts  # noqa: E402
+from host_links import LOCKED, ONE_CALL, thread_counts  # noqa: E402
+from sharded_sum import CR_COPY, CR_NCCL, ONE_GPU  # noqa: E402
 
 __all__ = ["DOCUMENT", "PARTS", "commands", "gather", "main", "parse_args",
            "table", "verdicts"]
@@ -72,11 +73,6 @@ PARTS = ("links", "dask", "shards")
 DOCUMENT = "several-gpus.json"
 #: Dask's chunks, MiB (dask_sum.py's largest, its one-task-a-worker case).
 DASK_CHUNK_MIB = 512
-ONE_CALL = "cudareduce.sum"
-LOCKED = "cudareduce.sum, locked"
-SHARDS_ONE = "cudareduce, one GPU"
-SHARDS_ALL = "cudareduce + copy (one process)"
-SHARDS_NCCL = "cudareduce + NCCL all_reduce"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -147,10 +143,8 @@ def gather(out: Path, facts: Mapping[str, Any]) -> dict[str, Any]:
         return json.loads(path.read_text(encoding="utf-8")) \
             if path.is_file() else None
 
-    shards = {}
-    for path in sorted(out.glob("shards-*.json")):
-        shards[path.stem.split("-")[1]] = json.loads(
-            path.read_text(encoding="utf-8"))
+    shards = {path.stem.split("-")[1]: read(path.name)
+              for path in sorted(out.glob("shards-*.json"))}
     return {**facts, "links": read("links.json"), "dask": read("dask.json"),
             "shards": shards}
 
@@ -189,9 +183,9 @@ def figures(document: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
             dask.get("rows", []), scheduler="cuda-cluster", workers=k,
             chunk_mib=DASK_CHUNK_MIB, method="cudareduce.dask"))
         doc = shards.get(str(k)) or {}
-        one = _gbps(_row(doc.get("rows", []), name=SHARDS_ONE))
-        for key, name in (("shards_x", SHARDS_ALL),
-                          ("shards_nccl_x", SHARDS_NCCL)):
+        one = _gbps(_row(doc.get("rows", []), name=ONE_GPU))
+        for key, name in (("shards_x", CR_COPY),
+                          ("shards_nccl_x", CR_NCCL)):
             every_gpu = _gbps(_row(doc.get("rows", []), name=name,
                                    gpus=k))
             line[key] = every_gpu / one if one and every_gpu else None
