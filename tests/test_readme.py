@@ -2,6 +2,7 @@
 front door whose links (and the docs pages' links) all resolve."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -134,3 +135,19 @@ def test_the_exact_table_is_its_record():
     record = json.loads((ROOT / found.group(1)).read_text(encoding="utf-8"))
     assert found.group(2) == exact_markdown(
         record, sizes=(1 << 20, 1 << 24, 1 << 28))
+
+
+def test_the_several_gpus_table_is_its_record():
+    """The README's table of several GPUs is what
+    ``benchmarks/several_gpus.py``'s ``table`` makes of the gathered
+    document its opening marker names."""
+    spec = importlib.util.spec_from_file_location(
+        "several_gpus", ROOT / "benchmarks" / "several_gpus.py")
+    several_gpus = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(several_gpus)
+    text = README.read_text(encoding="utf-8")
+    found = re.search(r"<!-- several-table: (\S+) -->\n(.*?)\n"
+                      r"<!-- several-table: end -->", text, re.S)
+    assert found, "the README has no several-GPU table between its markers"
+    record = json.loads((ROOT / found.group(1)).read_text(encoding="utf-8"))
+    assert found.group(2) == several_gpus.table(record)
