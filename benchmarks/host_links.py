@@ -60,8 +60,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["LOCKED", "ONE_CALL", "SUMS", "floors", "host_copy_seconds", "main", "parse_args",
-           "reduce_rows", "report", "thread_counts"]
+__all__ = ["LOCKED", "ONE_CALL", "SUMS", "doubling_counts", "floors",
+           "host_copy_seconds", "main", "parse_args", "reduce_rows",
+           "report"]
 
 GIB = 1 << 30
 
@@ -93,7 +94,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def thread_counts(most: int) -> list[int]:
+def doubling_counts(most: int) -> list[int]:
     """1, 2, 4, ... up to `most`, and `most` itself."""
     counts = [1]
     while counts[-1] * 2 <= most:
@@ -160,7 +161,7 @@ def _device_rows(cupy, gpus: int, nbytes: int, repeats: int) -> list[dict]:
         return [lambda k=k: copy(k) for k in range(count)]
 
     rows = []
-    for count in thread_counts(gpus):
+    for count in doubling_counts(gpus):
         for source, name in (("pinned", "pinned H2D"),
                              ("pageable", "pageable H2D")):
             seconds = _median(lambda: _at_once(copies(count, source)),
@@ -174,7 +175,7 @@ def _device_rows(cupy, gpus: int, nbytes: int, repeats: int) -> list[dict]:
             runtime.hostRegister(s["pageable"].ctypes.data, nbytes, 0)
             register.append(time.perf_counter() - begin)
             s["registered"] = True
-        for count in thread_counts(gpus):
+        for count in doubling_counts(gpus):
             seconds = _median(lambda: _at_once(copies(count, "pageable")),
                               repeats)
             rows.append({"row": "registered H2D", "gpus": count,
@@ -193,8 +194,8 @@ def _device_rows(cupy, gpus: int, nbytes: int, repeats: int) -> list[dict]:
     return rows
 
 
-#: The rows of the library's calls: on a pageable array, and on the
-#: same array registered in place.
+#: The row of the library's call on a pageable array, and on the same
+#: array registered in place.
 ONE_CALL = "cudareduce.sum"
 LOCKED = "cudareduce.sum, locked"
 SUMS = {ONE_CALL: "floor_gbps", LOCKED: "links_gbps"}
@@ -211,7 +212,7 @@ def reduce_rows(cudareduce, x: np.ndarray, gpus: int, repeats: int,
     GPU's."""
     rows = []
     want = None
-    for count in thread_counts(gpus):
+    for count in doubling_counts(gpus):
         devices = list(range(count))
         got = []
 
@@ -308,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     most = args.threads or len(os.sched_getaffinity(0))
     source = np.ones(gpus * nbytes, np.uint8)
     target = np.zeros_like(source)
-    for threads in thread_counts(most):
+    for threads in doubling_counts(most):
         rows.append({"row": "host memcpy", "gpus": gpus, "threads": threads,
                      "nbytes": source.nbytes,
                      "seconds": host_copy_seconds(source, target, threads,

@@ -60,7 +60,7 @@ from typing import Any
 
 # Scripts of this folder, as this one is (benchmarks/ is no package).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from host_links import LOCKED, ONE_CALL, thread_counts  # noqa: E402
+from host_links import LOCKED, ONE_CALL, doubling_counts  # noqa: E402
 from sharded_sum import CR_COPY, CR_NCCL, ONE_GPU  # noqa: E402
 
 __all__ = ["DOCUMENT", "PARTS", "commands", "gather", "main", "parse_args",
@@ -127,12 +127,12 @@ def commands(part: str, args: argparse.Namespace, gpus: int,
                   "--gib", repr(args.host_gib),
                   "--chunks-mib", str(DASK_CHUNK_MIB),
                   "--schedulers", "cuda-cluster",
-                  "--workers", ",".join(map(str, thread_counts(gpus))),
+                  "--workers", ",".join(map(str, doubling_counts(gpus))),
                   *repeats, "--json", str(json_path)], json_path)]
     return [([python, str(HERE / "sharded_sum.py"), "--gpus", str(k),
               "--gib", repr(args.shard_gib * k), *repeats,
               "--json", str(out / f"shards-{k}.json")],
-             out / f"shards-{k}.json") for k in thread_counts(gpus)]
+             out / f"shards-{k}.json") for k in doubling_counts(gpus)]
 
 
 def gather(out: Path, facts: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,8 +45,8 @@ def test_non_positive_arguments_are_refused(argv):
                                           (4, [1, 2, 4]),
                                           (6, [1, 2, 4, 6]),
                                           (16, [1, 2, 4, 8, 16])])
-def test_thread_counts_double_up_to_the_most(most, counts):
-    assert host_links.thread_counts(most) == counts
+def test_doubling_counts_go_up_to_the_most(most, counts):
+    assert host_links.doubling_counts(most) == counts
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 7])
