@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import cudareduce
+from support.host_checks import PAGE, page_aligned, registered
 
 pytestmark = pytest.mark.gpu
 
@@ -219,21 +220,12 @@ def test_an_array_locked_at_its_ends_only(cupy, rng):
     device's share copies in place until the driver refuses a chunk that
     spans the unlocked middle, then stages it and the rest; every list
     gives one GPU's bits."""
-    page = 4096
     n = N // 1024 * 1024            # whole pages, a short last chunk too
-    raw = np.zeros(n * 4 + page, np.uint8)
-    start = -raw.ctypes.data % page
-    x = raw[start:start + n * 4].view(np.float32)
+    x = page_aligned(n * 4).view(np.float32)
     x[...] = rng.standard_normal(n)
     want = cudareduce.sum(x.copy())
-    ends = (x.ctypes.data, x.ctypes.data + x.nbytes - page)
-    for pointer in ends:
-        # 1: cudaHostRegisterPortable, locked for every device's copies.
-        cupy.cuda.runtime.hostRegister(pointer, page, 1)
-    try:
+    with registered(cupy.cuda.runtime, x,
+                    [(0, PAGE), (x.nbytes - PAGE, PAGE)]):
         for devices in device_lists(cupy):
             assert bits(cudareduce.sum(x, devices=devices)) == bits(want), \
                 devices
-    finally:
-        for pointer in ends:
-            cupy.cuda.runtime.hostUnregister(pointer)

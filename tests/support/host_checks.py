@@ -3,6 +3,7 @@ interpreter: ``python -m support.host_checks CASE SEED``, tests/ on the
 path.  Prints ``ok`` on success; any failure raises (non-zero exit)."""
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -20,6 +21,29 @@ DTYPES = tuple(np.dtype(d) for d in (
 OPS = ("sum", "mean", "min", "max")
 METHODS = tuple(cudareduce.methods())
 CHUNK_BYTES = 1 << 20       # CUDAREDUCE_HOST_CHUNK_MB=1
+PAGE = 4096
+
+
+def page_aligned(nbytes: int) -> np.ndarray:
+    """`nbytes` zeroed bytes of pageable memory from a page boundary (the
+    array keeps its allocation alive: its base)."""
+    raw = np.zeros(nbytes + PAGE, np.uint8)
+    start = -raw.ctypes.data % PAGE
+    return raw[start:start + nbytes]
+
+
+@contextlib.contextmanager
+def registered(runtime, a: np.ndarray, ranges):
+    """The byte ranges (offset, size) of `a` registered in place by CuPy's
+    `runtime` (1: cudaHostRegisterPortable, locked for every device's
+    copies) while inside, unregistered after."""
+    for offset, size in ranges:
+        runtime.hostRegister(a.ctypes.data + offset, size, 1)
+    try:
+        yield
+    finally:
+        for offset, _ in ranges:
+            runtime.hostUnregister(a.ctypes.data + offset)
 
 
 def check(op, a, methods, what):
@@ -158,27 +182,14 @@ def locked(rng):
     assert float(exact) == float(np.float32(math.fsum(
         floats.numpy().astype(np.float64))))
 
-    page = 4096
-    raw = np.zeros(8 * chunk * 4 + 2 * page, np.uint8)
-    start = -raw.ctypes.data % page
-    a = raw[start:start + 8 * chunk * 4].view(np.int32)
+    a = page_aligned(8 * chunk * 4).view(np.int32)
     a[...] = integer_values(rng, a.size, np.int32)
-    # 1: cudaHostRegisterPortable, locked for every device's copies.
-    runtime.hostRegister(a.ctypes.data, a.nbytes, 1)
-    try:
-        same_bits(a, "registered in place", ("sum", "min"), ("fast",))
-    finally:
-        runtime.hostUnregister(a.ctypes.data)
-    for ranges, what in (([(0, a.nbytes // 2)], "half registered"),
-                         ([(0, page), (a.nbytes - page, page)],
+    for ranges, what in (([(0, a.nbytes)], "registered in place"),
+                         ([(0, a.nbytes // 2)], "half registered"),
+                         ([(0, PAGE), (a.nbytes - PAGE, PAGE)],
                           "registered at its ends")):
-        for offset, size in ranges:
-            runtime.hostRegister(a.ctypes.data + offset, size, 1)
-        try:
+        with registered(runtime, a, ranges):
             same_bits(a, what, ("sum", "min"), ("fast",))
-        finally:
-            for offset, _ in ranges:
-                runtime.hostUnregister(a.ctypes.data + offset)
 
 
 def take_device_memory(cupy) -> list[int]:
