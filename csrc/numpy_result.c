@@ -217,7 +217,14 @@ crpy_report_like_numpy(const cr_request *request, const crpy_dtype *input,
         return (elements_nan || low <= below || high >= above)
                ? report_fp_error(0) : 0;
     }
-    if (elements_nan) {
+    return crpy_report_float_like_numpy(result, elements_nan, elements_inf);
+}
+
+int
+crpy_report_float_like_numpy(double result, int elements_nan,
+                             int elements_inf)
+{
+    if (isfinite(result) || elements_nan) {
         return 0;
     }
     if (!elements_inf && report_fp_error(1) < 0) {

@@ -310,12 +310,17 @@ reduce_on_one_device(const cr_request *request, const cr_route *route,
     share.end = c.chunks;
     status = share_open(&share, request, route, &c, c.chunks > 1, 1, error);
     if (status == CR_OK) {
-        status = share_stream(&share, request, route, &c, 1, &stop, error);
+        status = share_stream(&share, request, route, &c,
+                              !request->exact_state, &stop, error);
     }
     if (status != CR_OK) {
         goto done;
     }
-    if (request->exact) {
+    if (request->exact_state) {
+        status = cr_exact_take(&share.exact, stream,
+                               static_cast<cr_exact_state *>(result), error);
+    }
+    else if (request->exact) {
         /* To the host, or into a device out. */
         status = cr_exact_finish(&share.exact, request, stream, result,
                                  error);
