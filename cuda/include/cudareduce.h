@@ -39,7 +39,7 @@ enum { CR_LADDER_COUNT = 0 CR_LADDER_METHODS(CR_LADDER_STEP) };
 #include "types.def"
 
 #define CR_TYPE_ENUMERATOR(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, \
-                           MinmaxAcc)                                      \
+                           MinmaxAcc, PROD_ACC, ProdAcc)                  \
     CR_TYPE_##NAME,
 typedef enum {
     CR_TYPES(CR_TYPE_ENUMERATOR)
@@ -66,11 +66,11 @@ typedef enum {
  * a product a logical and (any and all), as min and max of bool are. */
 #define CR_OPS(X)                                                          \
     X(SUM, SUM_ACC, SUM, 0, VALUE)                                         \
-    X(PROD, SUM_ACC, PROD, 1, VALUE)                                       \
+    X(PROD, PROD_ACC, PROD, 1, VALUE)                                      \
     X(MIN, MINMAX_ACC, MIN, NONE, VALUE)                                   \
     X(MAX, MINMAX_ACC, MAX, NONE, VALUE)                                   \
     X(NANSUM, SUM_ACC, SUM, 0, VALUE)                                      \
-    X(NANPROD, SUM_ACC, PROD, 1, VALUE)                                    \
+    X(NANPROD, PROD_ACC, PROD, 1, VALUE)                                   \
     X(NANMIN, MINMAX_ACC, MIN, NONE, VALUE)                                \
     X(NANMAX, MINMAX_ACC, MAX, NONE, VALUE)                                \
     X(ARGMIN, MINMAX_ACC, ARGMIN, NONE, INDEX)                             \
@@ -169,9 +169,10 @@ int cr_method_elements_per_thread(cr_method method, size_t item_size);
 /* Size in bytes of an element type; 0 for an invalid one. */
 size_t cr_type_size(cr_type type);
 /* The accumulator of reducing into `result` with `op`: types.def's
- * SUM_ACC or MINMAX_ACC of `result`, as the op's row says (a sum or a
- * product of integers wraps in 64 bits as NumPy's does, the result being
- * its low bits; into bool it is a logical or or and). */
+ * SUM_ACC, MINMAX_ACC or PROD_ACC of `result`, as the op's row says (a
+ * sum or a product of integers wraps in 64 bits as NumPy's does, the
+ * result being its low bits; into bool it is a logical or or and; a
+ * float's product is float64's). */
 cr_type cr_accumulator_type(cr_type result, cr_op op);
 
 /* The facts of CR_OPS' row of `op`.  cr_op_identity: 0 where an empty
