@@ -319,7 +319,10 @@ def check_exact(cupy, cudareduce, kinds, rng, wrong) -> int:
     """exact=True of each EXACT_OPS over each dtype, size and input kind
     (a NaN among the values where a view holds it), against the values'
     sum (math.fsum, exact for these halves) or mean (nanmean's of the
-    non-NaN ones), rounded once to the dtype.  Returns the calls made."""
+    non-NaN ones), rounded once to the dtype; and the same call in parts'
+    form (cudareduce.dask's), the state taken and rounded on the host, to
+    the same bits.  Returns the calls made."""
+    from cudareduce import _cudareduce
     calls = 0
     for dtype in EXACT_DTYPES:
         for n in EXACT_SIZES:
@@ -344,6 +347,17 @@ def check_exact(cupy, cudareduce, kinds, rng, wrong) -> int:
                     if not (np.isnan(got) if nan else int(bits) == want):
                         wrong.append(f"exact {op} {np.dtype(dtype)} n={n} "
                                      f"{kind}: got {got!r}, want {want!r}")
+                    state = _cudareduce.exact_state(op, obj, "fast")
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        again = _cudareduce.exact_round_state(
+                            op, state, dtype, twin.size)
+                    calls += 1
+                    if (np.asarray(again).tobytes()
+                            != np.asarray(got).tobytes()):
+                        wrong.append(f"exact {op} {np.dtype(dtype)} n={n} "
+                                     f"{kind} by its state: {again!r}, "
+                                     f"not {got!r}")
     return calls
 
 

@@ -133,6 +133,27 @@ crpy_finish_reduction_call(const crpy_reduction_call *call,
                             call->result);
 }
 
+int
+crpy_parse_dtype(PyObject *obj, PyArray_Descr **requested)
+{
+    if (obj != Py_None && !PyArray_DescrConverter2(obj, requested)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "dtype must be a NumPy dtype, not "
+                     "%R", obj);
+        return -1;
+    }
+    return 0;
+}
+
+void
+crpy_mark_exact(crpy_reduction_call *call)
+{
+    call->request.exact = 1;
+    call->request.reduced = call->reduced->type;
+    call->request.result = call->result->type;
+    call->request.divide_by_n = call->op->divides_by_count;
+}
+
 void
 crpy_close_reduction_call(crpy_reduction_call *call)
 {

@@ -8,13 +8,15 @@
 #define NPY_BFLOAT16 NPY_NOTYPE
 
 /* cuda/include/types.def's rows, with NumPy's typenum of each. */
-#define DTYPE_ROW(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax) \
+#define DTYPE_ROW(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax, \
+                  PROD_ACC, ProdAcc)                                      \
     {#name, kind, (bits) / 8, NPY_##NAME, CR_TYPE_##NAME},
 static const crpy_dtype dtype_table[CR_TYPE_COUNT] = {CR_TYPES(DTYPE_ROW)};
 #undef DTYPE_ROW
 
 /* "bool, int8, ..., float64" for the TypeError of an unsupported dtype. */
-#define NAME_ITEM(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax) \
+#define NAME_ITEM(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax, \
+                  PROD_ACC, ProdAcc)                                      \
     ", " #name
 static const char supported_names[] = CR_TYPES(NAME_ITEM);
 #undef NAME_ITEM

@@ -421,6 +421,11 @@ PyObject *crpy_box_result(const crpy_result_value *value,
 int crpy_report_like_numpy(const cr_request *request,
                            const crpy_dtype *input,
                            const crpy_dtype *reduced, PyObject *reduction);
+/* The same for a float result whose elements are known to have held a
+ * NaN (`elements_nan`: one that was added, not skipped) and an infinity
+ * (`elements_inf`): an exact sum's state says so (exact_states.c). */
+int crpy_report_float_like_numpy(double result, int elements_nan,
+                                 int elements_inf);
 /* The same for the host `results` of a reduction along axes (the
  * request's rows; a C-contiguous array of the result dtype, a row each):
  * each warning once, as NumPy's flags are the whole call's, from
@@ -490,6 +495,13 @@ int crpy_open_reduction_call(const crpy_names *names, PyObject *op_name,
 PyObject *crpy_finish_reduction_call(const crpy_reduction_call *call,
                                      const crpy_result_value *value,
                                      PyObject *reduction);
+/* A dtype= argument: *requested the dtype (a new reference), NULL for
+ * None.  0, or -1 with NumPy's TypeError. */
+int crpy_parse_dtype(PyObject *obj, PyArray_Descr **requested);
+/* The call's request made an exact sum (issue 44): the exact sum of its
+ * elements, rounded once into the result dtype (a mean's divided by its
+ * count first); cuda/ checks that it can be one. */
+void crpy_mark_exact(crpy_reduction_call *call);
 /* Releases what crpy_open_reduction_call holds. */
 void crpy_close_reduction_call(crpy_reduction_call *call);
 /* A device out= (CUDA array interface or DLPack), writable, of the
@@ -555,6 +567,14 @@ PyObject *crpy_reduce_axes(crpy_reduction_call *call, int keepdims,
  * table, which holds their docs: the module's Python face in one place. */
 PyObject *crpy_reduce(PyObject *module, PyObject *const *args,
                       Py_ssize_t nargs, PyObject *kwnames);
+
+/* --- exact_states.c ----------------------------------------------------- */
+
+PyObject *crpy_exact_state(PyObject *module, PyObject *args,
+                           PyObject *kwargs);
+PyObject *crpy_exact_add_states(PyObject *module, PyObject *states);
+PyObject *crpy_exact_round_state(PyObject *module, PyObject *args,
+                                 PyObject *kwargs);
 
 /* --- facts.c ------------------------------------------------------------ */
 

@@ -108,6 +108,27 @@ PyDoc_STRVAR(inject_host_fault_doc,
 "(from 0) fails there, with its copy and reduction in flight, as if GPU\n"
 "memory had run out (MemoryError); a negative chunk cancels.");
 
+PyDoc_STRVAR(exact_state_doc,
+"exact_state(op, a, method, threads=None, dtype=None, stream=None)\n--\n\n"
+"The state of reduce(op, a, method, ..., exact=True) before its rounding,\n"
+"over every axis (op sum, nansum, mean or nanmean of floats): a uint8\n"
+"array, opaque, of the elements' exact sum, the specials among them and\n"
+"the NaNs skipped; an empty array's is zero.  The states of the parts\n"
+"of one array (Dask's chunks) add by exact_add_states, in any order and\n"
+"grouping, and round by exact_round_state to the bits of one exact call.");
+
+PyDoc_STRVAR(exact_add_states_doc,
+"exact_add_states(states)\n--\n\n"
+"The state (exact_state's) of the elements of every state in the\n"
+"iterable `states`: their exact sum.");
+
+PyDoc_STRVAR(exact_round_state_doc,
+"exact_round_state(op, state, dtype, n, reduce_dtype=None)\n--\n\n"
+"What reduce(op, a, ..., exact=True, dtype=reduce_dtype) gives for an\n"
+"array `a` of `n` >= 1 elements of `dtype` whose state (exact_add_states\n"
+"of its parts' exact_state) is `state`: a NumPy scalar, rounded once,\n"
+"with NumPy's warnings.");
+
 static PyMethodDef cudareduce_functions[] = {
     {"reduce", (PyCFunction)(void (*)(void))crpy_reduce,
      METH_FASTCALL | METH_KEYWORDS, reduce_doc},
@@ -125,6 +146,12 @@ static PyMethodDef cudareduce_functions[] = {
     {"hold_stream", crpy_hold_stream, METH_VARARGS, hold_stream_doc},
     {"release_stream", crpy_release_stream, METH_O,
      release_stream_doc},
+    {"exact_state", (PyCFunction)(void (*)(void))crpy_exact_state,
+     METH_VARARGS | METH_KEYWORDS, exact_state_doc},
+    {"exact_add_states", crpy_exact_add_states, METH_O,
+     exact_add_states_doc},
+    {"exact_round_state", (PyCFunction)(void (*)(void))crpy_exact_round_state,
+     METH_VARARGS | METH_KEYWORDS, exact_round_state_doc},
     {"methods", crpy_methods, METH_NOARGS, methods_doc},
     {"device_info", crpy_device_info, METH_NOARGS, device_info_doc},
     {"_inject_host_fault", crpy_inject_host_fault, METH_O,

@@ -47,24 +47,53 @@ done:
     return cast;
 }
 
+/* Whether the finite float `magnitude` (>= 0) becomes inf in the float
+ * dtype `type` as NumPy casts it: float16 and float32 rounded once to
+ * nearest even (65520 and 0x1.ffffffp127, halfway past each one's
+ * largest finite value, round up to inf), bfloat16 through float32, as
+ * ml_dtypes casts (0x1.ffp127 is its halfway). */
+static int
+rounds_to_inf(double magnitude, cr_type type)
+{
+    const double float32_overflow = 0x1.ffffffp127;
+    switch (type) {
+    case CR_TYPE_FLOAT16:
+        return magnitude >= 65520.0;
+    case CR_TYPE_FLOAT32:
+        return magnitude >= float32_overflow;
+    case CR_TYPE_BFLOAT16:
+        return magnitude >= float32_overflow
+               || (float)magnitude >= 0x1.ffp127f;
+    default:
+        return 0;
+    }
+}
+
 /* The accumulator's value at `bytes` as a NumPy scalar of `dtype`, the
- * dtype the reduction is into.  A float32 accumulator of a float16
- * reduction rounds as NumPy's float16 loop rounds its float32 sum; past
- * float16's range it becomes inf directly, since NumPy's cast would warn
- * "overflow encountered in cast" where numpy.sum says "in reduce"
- * (crpy_report_like_numpy). */
+ * dtype the reduction is into.  A float accumulator wider than that dtype
+ * (float16's and bfloat16's float32 sums, every float product's float64)
+ * whose value is past the dtype's range becomes inf directly, since
+ * NumPy's cast would warn "overflow encountered in cast" where numpy.sum
+ * and numpy.prod say "in reduce" (crpy_report_like_numpy). */
 static PyObject *
 box_value(const unsigned char *bytes, cr_type acc, const crpy_dtype *dtype)
 {
-    /* The smallest float whose float16 rounding is inf (65504 is the
-     * largest float16, and 65520 rounds to even, up). */
-    const float float16_overflow = 65520.0f;
-    float single;
-    memcpy(&single, bytes, sizeof(single));
-    if (acc == CR_TYPE_FLOAT32 && dtype->type == CR_TYPE_FLOAT16
-        && isfinite(single) && fabsf(single) >= float16_overflow) {
-        npy_half inf = single < 0 ? 0xfc00 : 0x7c00;
-        return scalar_as(&inf, dtype, dtype);
+    if ((acc == CR_TYPE_FLOAT32 || acc == CR_TYPE_FLOAT64)
+        && dtype->kind == 'f' && dtype->type != acc) {
+        float single;
+        double wide;
+        if (acc == CR_TYPE_FLOAT32) {
+            memcpy(&single, bytes, sizeof(single));
+            wide = single;
+        }
+        else {
+            memcpy(&wide, bytes, sizeof(wide));
+        }
+        if (isfinite(wide) && rounds_to_inf(fabs(wide), dtype->type)) {
+            const double inf = wide < 0 ? -INFINITY : INFINITY;
+            return scalar_as(&inf,
+                             crpy_dtype_of_type(CR_TYPE_FLOAT64), dtype);
+        }
     }
     return scalar_as(bytes, crpy_dtype_of_type(acc), dtype);
 }
@@ -217,7 +246,14 @@ crpy_report_like_numpy(const cr_request *request, const crpy_dtype *input,
         return (elements_nan || low <= below || high >= above)
                ? report_fp_error(0) : 0;
     }
-    if (elements_nan) {
+    return crpy_report_float_like_numpy(result, elements_nan, elements_inf);
+}
+
+int
+crpy_report_float_like_numpy(double result, int elements_nan,
+                             int elements_inf)
+{
+    if (isfinite(result) || elements_nan) {
         return 0;
     }
     if (!elements_inf && report_fp_error(1) < 0) {

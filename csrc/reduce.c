@@ -117,20 +117,16 @@ with_kept_dims(PyObject *scalar, int ndim)
     return shaped;
 }
 
-/* exact=True (issue 44): the request's exact sum, rounded once into the
- * result dtype (a mean's divided by n first), where the sum is of floats
- * (or complex: cuda/ says those are not built yet); a sum into integers
- * or bool is exact already, and an empty one has nothing to round (its
- * identity, or the mean's NaN, goes the usual way). */
+/* exact=True (issue 44), where the sum is of floats (or complex:
+ * cuda/ says those are not built yet); a sum into integers or bool is
+ * exact already, and an empty one has nothing to round (its identity,
+ * or the mean's NaN, goes the usual way). */
 static void
 mark_exact(crpy_reduction_call *call, int exact)
 {
     if (exact && call->request.n > 0
         && (call->reduced->kind == 'f' || call->reduced->kind == 'c')) {
-        call->request.exact = 1;
-        call->request.reduced = call->reduced->type;
-        call->request.result = call->result->type;
-        call->request.divide_by_n = call->op->divides_by_count;
+        crpy_mark_exact(call);
     }
 }
 
@@ -280,11 +276,7 @@ crpy_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         || crpy_parse_stream(stream_obj, &stream_given, &stream) < 0) {
         return NULL;
     }
-    if (dtype_obj != Py_None
-        && !PyArray_DescrConverter2(dtype_obj, &requested)) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "dtype must be a NumPy dtype, not "
-                     "%R", dtype_obj);
+    if (crpy_parse_dtype(dtype_obj, &requested) < 0) {
         return NULL;
     }
     if (crpy_open_reduction_call(&crpy_get_state(module)->names, op_name,

@@ -15,13 +15,31 @@ is_exact_type(cr_type type)
            || type == CR_TYPE_FLOAT32 || type == CR_TYPE_FLOAT64;
 }
 
-cr_status
-cr_exact_check(const cr_request *request, cr_error *error)
+/* cr_exact_check's rules but the method's and the layout's: the op and
+ * the types. */
+static cr_status
+check_sum(const cr_request *request, cr_error *error)
 {
     if (request->op != CR_OP_SUM && request->op != CR_OP_NANSUM
         && request->op != CR_OP_NANMEAN) {
         return cr_fail(error, CR_ERR_INVALID, "exact=True is for sum, "
                        "nansum, mean and nanmean");
+    }
+    if (!is_exact_type(request->reduced)
+        || !is_exact_type(request->result)) {
+        return cr_fail(error, CR_ERR_INVALID, "exact=True sums float16, "
+                       "bfloat16, float32 and float64 values into one of "
+                       "them (complex sums are not built yet)");
+    }
+    return CR_OK;
+}
+
+cr_status
+cr_exact_check(const cr_request *request, cr_error *error)
+{
+    cr_status status = check_sum(request, error);
+    if (status != CR_OK) {
+        return status;
     }
     if (request->rows != NULL) {
         return cr_fail(error, CR_ERR_INVALID, "exact=True reduces the "
@@ -32,11 +50,9 @@ cr_exact_check(const cr_request *request, cr_error *error)
                        "'fast' only, for now: not %s",
                        cr_method_name(request->method));
     }
-    if (!is_exact_type(request->reduced)
-        || !is_exact_type(request->result)) {
-        return cr_fail(error, CR_ERR_INVALID, "exact=True sums float16, "
-                       "bfloat16, float32 and float64 values into one of "
-                       "them (complex sums are not built yet)");
+    if (request->exact_state && request->out != NULL) {
+        return cr_fail(error, CR_ERR_INVALID, "an exact sum's state goes "
+                       "to the host: no out");
     }
     return CR_OK;
 }
@@ -216,6 +232,45 @@ done:
     return status;
 }
 
+size_t
+cr_exact_state_size(void)
+{
+    return sizeof(cr_exact_state);
+}
+
+void
+cr_exact_add_states(void *sum, const void *state)
+{
+    cr_exact_state *to = static_cast<cr_exact_state *>(sum);
+    const cr_exact_state *from = static_cast<const cr_exact_state *>(state);
+    for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
+        to->limb[k] += from->limb[k];
+    }
+    to->specials |= from->specials;
+    to->nans += from->nans;
+}
+
+void
+cr_exact_state_specials(const void *state, int *nan, int *inf)
+{
+    const cr_exact_state *s = static_cast<const cr_exact_state *>(state);
+    *nan = (s->specials & CR_EXACT_NAN) != 0;
+    *inf = (s->specials & (CR_EXACT_POS_INF | CR_EXACT_NEG_INF)) != 0;
+}
+
+cr_status
+cr_exact_round_state(const cr_request *request, const void *state,
+                     void *result, cr_error *error)
+{
+    const cr_exact_state *s = static_cast<const cr_exact_state *>(state);
+    cr_status status = check_sum(request, error);
+    if (status == CR_OK) {
+        cr_exact_round(s->limb, s->specials, s->nans,
+                       rounding_into(request, NULL, result));
+    }
+    return status;
+}
+
 cr_status
 cr_exact_finish_taken(const cr_request *request, const cr_exact_state *taken,
                       int count, cudaStream_t stream, void *result,
@@ -225,11 +280,11 @@ cr_exact_finish_taken(const cr_request *request, const cr_exact_state *taken,
     cr_exact_state sum = {};
     uint64_t out_bits = 0;
     for (int d = 0; d < count; d++) {
-        for (int k = 0; k < CR_KULISCH_LIMBS; k++) {
-            sum.limb[k] += taken[d].limb[k];
-        }
-        sum.specials |= taken[d].specials;
-        sum.nans += taken[d].nans;
+        cr_exact_add_states(&sum, &taken[d]);
+    }
+    if (request->exact_state) {
+        memcpy(result, &sum, sizeof(sum));
+        goto done;
     }
     cr_exact_round(sum.limb, sum.specials, sum.nans,
                    rounding_into(request,

@@ -62,7 +62,8 @@ cr_status cr_exact_take(cr_exact_sum *s, cudaStream_t stream,
  * a share of `request`'s elements, as cr_exact_finish does: rounded once,
  * on the host; to `result`, or into request->out on `stream`, waited
  * for.  Their limbs add as the kernels' atomics do: the same value, and
- * bits, as one state that all the shares were added to. */
+ * bits, as one state that all the shares were added to.  With
+ * request->exact_state, that state itself to `result`, unrounded. */
 cr_status cr_exact_finish_taken(const cr_request *request,
                                 const cr_exact_state *taken, int count,
                                 cudaStream_t stream, void *result,

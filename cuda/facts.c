@@ -40,12 +40,15 @@ static const cr_method_info method_table[CR_METHOD_COUNT] = {
 #undef METHOD_INFO
 
 /* types.def's accumulator columns, as CR_OPS names them. */
-enum { SUM_ACC_COLUMN, MINMAX_ACC_COLUMN, ACC_COLUMNS };
+enum { SUM_ACC_COLUMN, MINMAX_ACC_COLUMN, PROD_ACC_COLUMN, ACC_COLUMNS };
 
 /* By cr_type, from types.def: size, NumPy kind, and the accumulators of a
- * sum into the type and of its min and max, by column. */
-#define TYPE_FACTS(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax) \
-    {(bits) / 8, kind, {CR_TYPE_##SUM_ACC, CR_TYPE_##MINMAX_ACC}},
+ * sum into the type, of its min and max and of a product into it, by
+ * column. */
+#define TYPE_FACTS(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax, \
+                   PROD_ACC, ProdAcc)                                    \
+    {(bits) / 8, kind,                                                    \
+     {CR_TYPE_##SUM_ACC, CR_TYPE_##MINMAX_ACC, CR_TYPE_##PROD_ACC}},
 static const struct {
     size_t size;
     char kind;

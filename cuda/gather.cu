@@ -128,7 +128,8 @@ launch_cast(const unsigned char *base, const gather_layout &layout,
 
 #define CAST_ROW(From, FROM, To, TO)                                       \
     {CR_TYPE_##FROM, CR_TYPE_##TO, launch_cast<From, To>},
-#define CAST_ROWS(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax)  \
+#define CAST_ROWS(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, Minmax,  \
+                  PROD_ACC, ProdAcc)                                       \
     CR_CAST_TARGETS(CAST_ROW, T, NAME)
 static const struct {
     cr_type from;

@@ -197,7 +197,16 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
         }
         return status;
     }
+    if (request->exact_state && capturing) {
+        return cr_fail(error, CR_ERR_INVALID, "an exact sum's state goes "
+                       "to the host: not while the stream is capturing");
+    }
     if (request->n == 0) {
+        if (request->exact_state) {
+            /* No element: the zero state. */
+            memset(result, 0, cr_exact_state_size());
+            return CR_OK;
+        }
         if (!cr_route_empty_value(&route, result)) {
             return cr_fail(error, CR_ERR_INVALID,
                            "an empty array has no result for this "
@@ -250,11 +259,15 @@ reduce_here(const cr_request *request, cr_route route, int capturing,
         }
     }
     if (request->exact) {
+        /* Rounded after its one addition, or its state taken as it is. */
         status = cr_exact_add(&exact, request, stage ? input_buffer : in,
-                              request->n, route.staged, 1, stream, error);
+                              request->n, route.staged,
+                              !request->exact_state, stream, error);
         if (status == CR_OK) {
-            status = cr_exact_finish(&exact, request, stream, result,
-                                     error);
+            status = request->exact_state
+                ? cr_exact_take(&exact, stream,
+                                static_cast<cr_exact_state *>(result), error)
+                : cr_exact_finish(&exact, request, stream, result, error);
         }
         goto done;
     }

@@ -137,7 +137,8 @@ __device__ any_value
 load_value(const void *p, cr_type type)
 {
     switch (type) {
-#define CR_LOAD_CASE(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, M)  \
+#define CR_LOAD_CASE(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, M,  \
+                     PROD_ACC, ProdAcc)                                  \
     case CR_TYPE_##NAME:                                                 \
         return value_of(*static_cast<const T *>(p));
         CR_TYPES(CR_LOAD_CASE)
@@ -152,7 +153,8 @@ __device__ any_value
 store_value(void *p, cr_type type, const any_value &v)
 {
     switch (type) {
-#define CR_STORE_CASE(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, M) \
+#define CR_STORE_CASE(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, M, \
+                      PROD_ACC, ProdAcc)                                 \
     case CR_TYPE_##NAME: {                                               \
         T stored = cast_value<T>(v);                                     \
         *static_cast<T *>(p) = stored;                                   \

@@ -21,7 +21,7 @@
  * value beside its index or count: 24 bytes). */
 #define CR_MAX_ACCUMULATOR_BYTES 24
 #define CR_CHECK_ACCUMULATOR_FITS(NAME, name, kind, bits, T, SUM_ACC,      \
-                                  MINMAX_ACC, Minmax)                      \
+                                  MINMAX_ACC, Minmax, PROD_ACC, ProdAcc)   \
     typedef char cr_accumulator_fits_##NAME                                \
         [(bits) <= 8 * CR_MAX_ACCUMULATOR_BYTES ? 1 : -1];
 CR_TYPES(CR_CHECK_ACCUMULATOR_FITS)

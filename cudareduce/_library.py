@@ -466,9 +466,9 @@ def _with_dtype(op: str, summary: str, returns: str) -> Any:
     {{inputs}}
     dtype : dtype-like, optional
         As ``numpy.{op}(a, dtype=...)``, and as for :func:`sum`: each
-        element is cast to it first, integers wrap in it, float16 runs in
-        float32, and into bool the reduction is a logical {"and" if "prod"
-        in op else "or"}.
+        element is cast to it first, integers wrap in it, floats multiply
+        in float64, and into bool the reduction is a logical {"and" if
+        "prod" in op else "or"}.
     {{stream}}
     {{devices}}
 
@@ -478,7 +478,8 @@ def _with_dtype(op: str, summary: str, returns: str) -> Any:
         `out`, when given; else a scalar of ``numpy.{op}``'s result dtype,
         as :func:`sum`'s: int64 for bool and signed integers, uint64 for
         unsigned ones (exact, wrapping like NumPy's), floats their own
-        (float16 accumulated in float32).  {returns}
+        (multiplied in float64 and rounded once to it: more accurate than
+        NumPy's float32 and float16 products).  {returns}
 
     {{raises}}
     """)(reduction)

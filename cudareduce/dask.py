@@ -31,7 +31,11 @@ the divide;
 the index operators: the chosen element's value and its index in the
 whole array (NumPy's C-order flat index), ties between chunks going to the
 lower index.  The finishing steps are NumPy's (mean's divide, nanmean's
-and nanargmin's all-NaN rules).
+and nanargmin's all-NaN rules).  With ``exact=True`` (sum, nansum, mean
+and nanmean of floats), a partial is the unrounded state of the block's
+exact sum (on the host, whatever the chunk's kind), the combines add
+states exactly, and the last step rounds once: the bits of cudareduce's
+own ``exact=True`` call over the whole array, for any chunking.
 
 Along some axes (``axis=1``, ``axis=(0, 2)``; an index operator takes one
 int, a tuple being NumPy's TypeError), the graph is built as Dask's own
@@ -76,6 +80,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import operator
 import sys
 from typing import Any
@@ -221,6 +226,35 @@ def _mean_combine(parts, axis=None, keepdims=False, *, counts, sum_dtype,
                         skips_nan=counts)
 
 
+# --- exact sums ---------------------------------------------------------------
+
+def _exact_chunk(x, *, op, method, threads, requested):
+    """A block's partial of an exact sum (issue 44): the unrounded state
+    of its elements' exact sum, a NumPy array on the host whatever the
+    chunk's kind (an empty chunk's is zero)."""
+    return {"state": _cudareduce.exact_state(op, x, method, threads,
+                                             requested)}
+
+
+def _exact_combine(parts, axis=None, keepdims=False, *, op, element, size,
+                   requested, on_device, final=False, computing_meta=False):
+    """States added, exactly: any grouping gives the same sum.  With
+    `final`, rounded once as cudareduce's exact=True call over the whole
+    array rounds it (the same bits, NumPy's warnings); a 0-d CuPy array
+    for CuPy chunks (`on_device`), as Dask's own sum gives."""
+    if computing_meta:
+        return parts
+    state = _cudareduce.exact_add_states(p["state"] for p in _flatten(parts))
+    if not final:
+        return {"state": state}
+    value = _cudareduce.exact_round_state(op, state, element, size,
+                                          requested)
+    if on_device:
+        import cupy  # noqa: PLC0415  (CuPy chunks: CuPy is there)
+        return cupy.asarray(value)
+    return value
+
+
 # --- index operators -------------------------------------------------------
 
 def _index_chunk(x, *, op, method, threads, block_info):
@@ -288,9 +322,9 @@ def _index_combine(parts, axis=None, keepdims=False, *, op, method, threads,
 
 def _reduction(op: str, x: Any, method: str, threads: int | None,
                dtype: Any, split_every: Any, axis: Any = None,
-               keepdims: bool = False) -> da.Array:
+               keepdims: bool = False, exact: bool = False) -> da.Array:
     """The lazy reduction of `x` by `op` along `axis` (None: the whole
-    array)."""
+    array); with `exact` (sum, nansum, mean, nanmean), the exact sum."""
     if not isinstance(x, da.Array):
         x = da.asarray(x)
     if dtype is not None and not _FACTS[op].takes_dtype:
@@ -311,11 +345,23 @@ def _reduction(op: str, x: Any, method: str, threads: int | None,
     if empty.dtype.kind == "c" and result.kind != "c":
         empty = empty.real     # no ComplexWarning for an empty meta
     meta = empty.astype(result)
+    # As cudareduce's own call: a sum into integers or bool is exact
+    # already, and an empty one has nothing to round.
+    exact = bool(exact) and x.size > 0 and reduced.kind not in "biu"
+    if exact and axes is not None:
+        raise ValueError("exact=True reduces the whole array only, for "
+                         "now: not along axes")
     if axes is not None:
         return _reduction_along(op, x, axes, bool(keepdims), dtype,
                                 split_every, (reduced, result, accumulator),
                                 meta.reshape((0,) * x.ndim), common)
-    if facts.gives_index:
+    if exact:
+        chunk = functools.partial(_exact_chunk, op=op, requested=dtype,
+                                  **common)
+        combine = functools.partial(_exact_combine, op=op, element=element,
+                                    size=x.size, requested=dtype,
+                                    on_device=_module(meta) is not np)
+    elif facts.gives_index:
         chunk = functools.partial(_index_chunk, op=op, **common)
         combine = functools.partial(_index_combine, op=op, **common)
     elif facts.divides_by_count:
@@ -464,12 +510,25 @@ def _group_partial(blocks: list, locations: list | None, *, chunk,
 
 
 def _make_operator(op: str):
-    def function(x: Any, method: str = cudareduce.DEFAULT_METHOD, *,
-                 threads: int | None = None, dtype: Any = None,
-                 split_every: Any = None, axis: Any = None,
-                 keepdims: bool = False) -> da.Array:
-        return _reduction(op, x, method, threads, dtype, split_every, axis,
-                          keepdims)
+    # exact= where cudareduce's own operator takes it (sum, nansum, mean,
+    # nanmean).
+    takes_exact = "exact" in inspect.signature(
+        getattr(cudareduce, op)).parameters
+    if takes_exact:
+        def function(x: Any, method: str = cudareduce.DEFAULT_METHOD, *,
+                     threads: int | None = None, dtype: Any = None,
+                     split_every: Any = None, axis: Any = None,
+                     keepdims: bool = False, exact: bool = False
+                     ) -> da.Array:
+            return _reduction(op, x, method, threads, dtype, split_every,
+                              axis, keepdims, exact)
+    else:
+        def function(x: Any, method: str = cudareduce.DEFAULT_METHOD, *,
+                     threads: int | None = None, dtype: Any = None,
+                     split_every: Any = None, axis: Any = None,
+                     keepdims: bool = False) -> da.Array:
+            return _reduction(op, x, method, threads, dtype, split_every,
+                              axis, keepdims)
     function.__name__ = function.__qualname__ = op
     axis_doc = ("None or int, optional\n    The axis to reduce (None: the "
                 "whole array), as dask.array's arg reductions take it; a "
@@ -477,6 +536,12 @@ def _make_operator(op: str):
                 "None, int or tuple of ints, optional\n    The axes to "
                 "reduce (None: every axis), as dask.array's reductions "
                 "take them")
+    exact_doc = (
+        "exact : bool, optional\n    As cudareduce.{op}'s, over the whole "
+        "array: each chunk's exact sum kept unrounded (its state), the "
+        "states added exactly and rounded once, so that the value has the "
+        "bits of one exact call over the array, for any chunking.\n"
+        .format(op=op) if takes_exact else "")
     function.__doc__ = (
         f"cudareduce.{op} of a Dask array, lazily.\n\n"
         f"Parameters\n----------\n"
@@ -488,7 +553,8 @@ def _make_operator(op: str):
         f"time, as dask.array's reductions take it.\n"
         f"axis : {axis_doc}.\n"
         f"keepdims : bool, optional\n    Keep each reduced axis with "
-        f"extent 1.\n\n"
+        f"extent 1.\n"
+        f"{exact_doc}\n"
         f"Returns\n-------\ndask.array.Array\n    The shape, dtype and "
         f"chunks of Dask's own {op}; ``.compute()`` gives NumPy's answer: "
         f"over every axis a 0-d array of the chunks' kind (a NumPy "

@@ -77,6 +77,23 @@ def test_float16_sums_accumulate_in_float32():
             assert _cudareduce.reduction_dtypes(op, dtype)[2] == np.float32
 
 
+@pytest.mark.parametrize("op", ("prod", "nanprod"))
+def test_float_products_accumulate_in_float64(op):
+    """Issue 44: a float product multiplies in float64 and is rounded once
+    to its result (complex and integer products keep theirs)."""
+    for dtype in (np.float16, BFLOAT16, np.float32, np.float64):
+        reduced, result, accumulator = _cudareduce.reduction_dtypes(op,
+                                                                     dtype)
+        assert (reduced, result, accumulator) == (
+            np.dtype(dtype), np.dtype(dtype), np.dtype(np.float64)), dtype
+    for requested in (np.float16, np.float32):
+        assert _cudareduce.reduction_dtypes(op, np.int32, requested)[2] \
+            == np.float64
+    assert _cudareduce.reduction_dtypes(op, np.complex64)[2] \
+        == np.complex64
+    assert _cudareduce.reduction_dtypes(op, np.int8)[2] == np.int64
+
+
 @pytest.mark.parametrize("args, error, match", [
     (("median", np.float32), ValueError, "unknown operator 'median'"),
     (("sum", object), TypeError, "does not support dtype object"),

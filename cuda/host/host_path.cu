@@ -35,19 +35,20 @@ take_injected_fault(int64_t k)
            && injected_fault_chunk.compare_exchange_strong(expected, -1);
 }
 
-/* Whether both ends of a contiguous array are page-locked (memory from
- * cudaHostAlloc, or registered in place with cudaHostRegister: a pinned
- * tensor's, cupyx.empty_pinned's): then the link copies its chunks from
- * where they are, and the staging copy, which limits a pageable array on
- * several GPUs, is left out.  Where a range between the ends is not
- * locked, the driver refuses the copy of a chunk that spans it, and
- * share_stream stages that chunk and the rest. */
-static bool
-pages_locked(const cr_request *request)
+/* The first byte of a contiguous array whose two ends are page-locked
+ * (memory from cudaHostAlloc, or registered in place with
+ * cudaHostRegister: a pinned tensor's, cupyx.empty_pinned's), else NULL:
+ * then the link copies its chunks from where they are, and the staging
+ * copy, which limits a pageable array on several GPUs, is left out.
+ * Where a range between the ends is not locked, the driver refuses the
+ * copy of a chunk that spans it, and share_stream stages that chunk and
+ * the rest. */
+static const unsigned char *
+locked_start(const cr_request *request)
 {
     if (request->n == 0
         || (request->layout != NULL && !request->layout->contiguous)) {
-        return false;
+        return NULL;
     }
     const unsigned char *start = static_cast<const unsigned char *>(
         cr_layout_start(request->data, request->layout));
@@ -57,18 +58,18 @@ pages_locked(const cr_request *request)
         cudaPointerAttributes attributes;
         if (cudaPointerGetAttributes(&attributes, end) != cudaSuccess) {
             (void)cudaGetLastError();
-            return false;
+            return NULL;
         }
         if (attributes.type != cudaMemoryTypeHost) {
-            return false;
+            return NULL;
         }
     }
-    return true;
+    return start;
 }
 
 /* A host array's chunking: chunks of `chunk` elements (the rings'),
  * the last one `tail` (a plan of its own where shorter: own_tail); where
- * its pages are locked (pages_locked), the array's first byte, from which
+ * its pages are locked (locked_start), the array's first byte, from which
  * the chunks are copied without staging, else NULL. */
 typedef struct {
     int64_t chunk, chunks, tail;
@@ -84,10 +85,7 @@ chunking_of(const cr_request *request, size_t chunk_bytes)
     c.chunks = (request->n + c.chunk - 1) / c.chunk;
     c.tail = request->n - (c.chunks - 1) * c.chunk;
     c.own_tail = c.chunks > 1 && c.tail != c.chunk;
-    c.locked = pages_locked(request)
-        ? static_cast<const unsigned char *>(
-              cr_layout_start(request->data, request->layout))
-        : NULL;
+    c.locked = locked_start(request);
     return c;
 }
 
@@ -310,12 +308,17 @@ reduce_on_one_device(const cr_request *request, const cr_route *route,
     share.end = c.chunks;
     status = share_open(&share, request, route, &c, c.chunks > 1, 1, error);
     if (status == CR_OK) {
-        status = share_stream(&share, request, route, &c, 1, &stop, error);
+        status = share_stream(&share, request, route, &c,
+                              !request->exact_state, &stop, error);
     }
     if (status != CR_OK) {
         goto done;
     }
-    if (request->exact) {
+    if (request->exact_state) {
+        status = cr_exact_take(&share.exact, stream,
+                               static_cast<cr_exact_state *>(result), error);
+    }
+    else if (request->exact) {
         /* To the host, or into a device out. */
         status = cr_exact_finish(&share.exact, request, stream, result,
                                  error);

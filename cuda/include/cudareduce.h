@@ -39,7 +39,7 @@ enum { CR_LADDER_COUNT = 0 CR_LADDER_METHODS(CR_LADDER_STEP) };
 #include "types.def"
 
 #define CR_TYPE_ENUMERATOR(NAME, name, kind, bits, T, SUM_ACC, MINMAX_ACC, \
-                           MinmaxAcc)                                      \
+                           MinmaxAcc, PROD_ACC, ProdAcc)                  \
     CR_TYPE_##NAME,
 typedef enum {
     CR_TYPES(CR_TYPE_ENUMERATOR)
@@ -66,11 +66,11 @@ typedef enum {
  * a product a logical and (any and all), as min and max of bool are. */
 #define CR_OPS(X)                                                          \
     X(SUM, SUM_ACC, SUM, 0, VALUE)                                         \
-    X(PROD, SUM_ACC, PROD, 1, VALUE)                                       \
+    X(PROD, PROD_ACC, PROD, 1, VALUE)                                      \
     X(MIN, MINMAX_ACC, MIN, NONE, VALUE)                                   \
     X(MAX, MINMAX_ACC, MAX, NONE, VALUE)                                   \
     X(NANSUM, SUM_ACC, SUM, 0, VALUE)                                      \
-    X(NANPROD, SUM_ACC, PROD, 1, VALUE)                                    \
+    X(NANPROD, PROD_ACC, PROD, 1, VALUE)                                   \
     X(NANMIN, MINMAX_ACC, MIN, NONE, VALUE)                                \
     X(NANMAX, MINMAX_ACC, MAX, NONE, VALUE)                                \
     X(ARGMIN, MINMAX_ACC, ARGMIN, NONE, INDEX)                             \
@@ -169,9 +169,10 @@ int cr_method_elements_per_thread(cr_method method, size_t item_size);
 /* Size in bytes of an element type; 0 for an invalid one. */
 size_t cr_type_size(cr_type type);
 /* The accumulator of reducing into `result` with `op`: types.def's
- * SUM_ACC or MINMAX_ACC of `result`, as the op's row says (a sum or a
- * product of integers wraps in 64 bits as NumPy's does, the result being
- * its low bits; into bool it is a logical or or and). */
+ * SUM_ACC, MINMAX_ACC or PROD_ACC of `result`, as the op's row says (a
+ * sum or a product of integers wraps in 64 bits as NumPy's does, the
+ * result being its low bits; into bool it is a logical or or and; a
+ * float's product is float64's). */
 cr_type cr_accumulator_type(cr_type result, cr_op op);
 
 /* The facts of CR_OPS' row of `op`.  cr_op_identity: 0 where an empty
@@ -300,7 +301,9 @@ cr_status cr_device_exchange(int device, int *previous, cr_error *error);
  * on the elements, not on their order, the grid, the chunks or the GPU.
  * For sum and nansum (op SUM, NANSUM) of the whole array by the fast
  * method, `reduced` and `result` each float16, bfloat16, float32 or
- * float64: else CR_ERR_INVALID (exact_sum.cuh).
+ * float64: else CR_ERR_INVALID (exact_sum.cuh).  With `exact_state`,
+ * the sum's state instead, unrounded, to the host (cr_exact_state_size,
+ * after cr_reduce).
  *
  * One reduction, writing the single result (of the accumulator type
  * `acc`, or a cr_indexed_result: cr_result_size(acc, op) bytes) to
@@ -423,6 +426,8 @@ typedef struct {
     const cr_rows *rows;        /* NULL: the whole array, one result */
     int out_on_host;            /* with rows: out is host memory */
     int exact;                  /* the exact sum, rounded once (below) */
+    int exact_state;            /* with exact: its state to result, not
+                                 * rounded (cr_exact_state_size) */
     const int *devices;         /* host data: the GPUs that reduce it, each
                                  * a share of its chunks (cr_reduce_host);
                                  * NULL: the call's device alone */
@@ -431,6 +436,33 @@ typedef struct {
 
 cr_status cr_reduce(const cr_request *request, void *result,
                     cr_error *error);
+
+/* An exact sum's state, which a request with `exact_state` delivers to
+ * its result (to the host, the whole array, no out): the exact sum of
+ * the elements, unrounded, the specials among them (NaN, infinities) and
+ * the NaNs skipped, as cr_exact_state_size() bytes, opaque.  A part of an
+ * array (a Dask chunk) reduced so gives a state; the states of the parts
+ * add exactly, in any order and grouping (cr_exact_add_states), and
+ * their sum rounds (cr_exact_round_state) to the bits of one exact call
+ * over every element.  A state of no element is zero bytes.  Host code,
+ * no GPU. */
+size_t cr_exact_state_size(void);
+
+/* The state at `sum` becomes the sum of itself and `state`. */
+void cr_exact_add_states(void *sum, const void *state);
+
+/* Whether the elements of `state` held a NaN that was added (not one
+ * that a NaN-skipping op skipped) and an infinity: 1 in *nan, *inf or
+ * 0. */
+void cr_exact_state_specials(const void *state, int *nan, int *inf);
+
+/* `state` rounded as `request`'s exact sum is (its op, result, n: every
+ * part's elements, and divide_by_n) into `result` on the host: its
+ * value, or nanmean's count and value (cr_counted_result's layout).
+ * CR_ERR_INVALID where the request could not be an exact sum's
+ * (cr_exact_check's rules, but the method). */
+cr_status cr_exact_round_state(const cr_request *request, const void *state,
+                               void *result, cr_error *error);
 
 /* Devices a process may have: the per-device state kept beyond (memory
  * pools) is a CR_ERR_INVALID, and the device's attributes are asked again

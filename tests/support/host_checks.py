@@ -130,7 +130,7 @@ def idle(rng):
 
 def locked(rng):
     """Arrays whose pages are locked are copied from where they are, not
-    staged (cuda/host/host_path.cu, pages_locked): memory from
+    staged (cuda/host/host_path.cu, locked_start): memory from
     cudaHostAlloc (CuPy's pinned memory, a pinned tensor) and pageable
     memory registered in place; each gives the bits of a pageable copy of
     the same data, across chunk edges, in the ring's every slot many times
