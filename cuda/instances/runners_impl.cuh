@@ -16,6 +16,9 @@
 #include "kernels/fast.cuh"
 #include "kernels/ladder.cuh"
 #include "kernels/rows.cuh"
+#include "kernels/rows_columns.cuh"
+#include "kernels/rows_short.cuh"
+#include "kernels/rows_staged.cuh"
 #include "runners.cuh"
 
 template <class T, class Acc>
