@@ -57,7 +57,10 @@ def test_every_chunking_gives_the_one_calls_bits(cupy, rng, seed_note, dtype,
     wrong = []
     for op in EXACT_OPS:
         want = outcome(lambda: getattr(cudareduce, op)(host, exact=True))
-        for kind, whole in (("numpy", host), ("cupy", cupy.asarray(host))):
+        # CuPy has no bfloat16 (it holds ml_dtypes' as void, "|V2").
+        kinds = [("numpy", host)] + ([] if host.dtype.name == "bfloat16"
+                                     else [("cupy", cupy.asarray(host))])
+        for kind, whole in kinds:
             x = da.from_array(whole, chunks=chunks, asarray=False)
             lazy = getattr(cd, op)(x, split_every=split_every, exact=True)
             got = outcome(lambda: lazy.compute(scheduler="threads"))

@@ -263,6 +263,13 @@ class _CupyPeer(_Peer):
     def _module(self) -> Any:
         return self.cupy
 
+    def check_dtype(self, dtype: str) -> None:
+        # CuPy has no bfloat16: a PyTorch bfloat16 tensor (the call
+        # timings' input, device_arrays) reaches it as void ("|V2").
+        if dtype == "bfloat16":
+            raise TypeError("CuPy has no bfloat16")
+        super().check_dtype(dtype)
+
     def _rows(self, a: np.ndarray, buffers: int) -> Any:
         rows = self.cupy.empty((buffers, a.size), dtype=a.dtype)
         rows[...] = self.cupy.asarray(a)
