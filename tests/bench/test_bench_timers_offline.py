@@ -358,6 +358,18 @@ def test_a_peer_is_tried_on_one_element_of_the_dtype(log, monkeypatch):
         timers.load_peer("torch.min", 0, "float32")
 
 
+def test_cupy_takes_no_bfloat16(log, monkeypatch):
+    """CuPy has no bfloat16: the call timings' PyTorch bfloat16 tensor
+    would reach it as void, so the peer is left out, saying why, before
+    any trial on the device."""
+    module, make = LIBRARIES["cupy.sum"]
+    monkeypatch.setitem(sys.modules, module, make(log))
+    timer, why = timers.load_peer("cupy.sum", 0, "bfloat16")
+    assert timer is None
+    assert why == "takes no bfloat16 (TypeError: CuPy has no bfloat16)"
+    assert ("sum", 0) not in log
+
+
 @pytest.mark.parametrize("op", names.OPS)
 def test_each_ops_peers_time_their_librarys_function(op, log, monkeypatch):
     """A peer of each op is its library's function of it (torch.amin for
